@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Make the guest's disks in build/disks:
+#   data.img    ext4 (mkfs.ext4 -d) with files of random content; their
+#               checksums are in data.sha256, which the host keeps and the
+#               initramfs carries, so a test that reads a file back can
+#               tell a zero page from the real thing
+#   swap.img    a swap partition
+# The runs never write these: the launcher gives each run its own copy.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/disks
+data_mib=${DATA_MIB:-64}
+swap_mib=${SWAP_MIB:-512}
+
+mkdir -p "$out"
+rm -rf "$out/data"
+mkdir "$out/data"
+
+# Sizes chosen to cover a single page, a partial last page, and files
+# larger than any folio the page cache would use.
+i=0
+remaining=$((data_mib << 20))
+for size in 4096 1 4095 4097 65536 1048576 3145851 $((16 << 20)); do
+	[ "$size" -le "$remaining" ] || break
+	head -c "$size" /dev/urandom > "$out/data/file$i"
+	remaining=$((remaining - size))
+	i=$((i + 1))
+done
+while [ "$remaining" -ge $((8 << 20)) ]; do
+	head -c $((8 << 20)) /dev/urandom > "$out/data/file$i"
+	remaining=$((remaining - (8 << 20)))
+	i=$((i + 1))
+done
+(cd "$out/data" && sha256sum file*) > "$out/data.sha256"
+
+rm -f "$out/data.img"
+mkfs.ext4 -q -F -d "$out/data" -L pagehint-data "$out/data.img" $((data_mib * 5 / 4 + 16))M >/dev/null
+rm -rf "$out/data"
+
+rm -f "$out/swap.img"
+truncate -s "${swap_mib}M" "$out/swap.img"
+mkswap -q "$out/swap.img" 2>/dev/null || /sbin/mkswap -q "$out/swap.img"
+echo "disks: $out/data.img ($i files, ${data_mib} MiB), $out/swap.img (${swap_mib} MiB)"

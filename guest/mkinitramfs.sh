@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build build/initramfs-VARIANT.cpio.gz: busybox, /init, the test plans,
+# the project's statically linked test programs, the data disk's checksums
+# and the runner self-test's KUnit module (built against that variant's
+# kernel, so it needs kernel/build.sh VARIANT first).
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+variant=${1:-debug}
+obj=$top/build/obj-$variant
+stage=$top/build/initramfs-$variant
+out=$top/build/initramfs-$variant.cpio.gz
+[ -x /bin/busybox ] || { echo "initramfs: busybox-static is not installed" >&2; exit 1; }
+
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,mnt,tests,modules,plans}
+cp /bin/busybox "$stage/bin/busybox"
+for applet in $("$stage/bin/busybox" --list-full); do
+	[ -e "$stage/$applet" ] || ln -s /bin/busybox "$stage/$applet"
+done
+install -m 755 "$top/guest/init" "$stage/init"
+cp "$top"/guest/plans/* "$stage/plans/"
+cp "$top/build/disks/data.sha256" "$stage/data.sha256"
+
+for src in "$top"/guest/tests/*.c; do
+	gcc -static -O2 -Wall -Wextra -Werror -o "$stage/tests/$(basename "$src" .c)" "$src"
+done
+
+# The self-test module is built in a copy, so the repository stays clean.
+kdir=$top/build/kunit-fail-$variant
+rm -rf "$kdir"
+cp -r "$top/guest/kunit-fail" "$kdir"
+make -s -C "$top/build/linux" O="$obj" M="$kdir" CC="ccache gcc" modules
+cp "$kdir/pagehint_kunit_fail.ko" "$stage/modules/"
+
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 > "$out"
+echo "initramfs: $out"

@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel tree lives in build/linux, a git repository whose first commit
+# (tag "pristine") is Debian's linux-source-6.12 exactly as packaged.  The
+# project's changes are the commits on top of it; kernel/patches holds them
+# as git format-patch files plus a series file.
+#
+#   tree.sh prepare   unpack if needed; re-apply the series when it changed
+#   tree.sh export    write the tree's commits into kernel/patches
+#   tree.sh check     fail when the tree and kernel/patches differ
+#
+# The tree and the series are compared by the hash of their format-patch
+# text.  The hash of the series that was last applied or exported is kept
+# in the tree's .git, so "the series changed" (re-apply) and "the tree has
+# commits nobody exported" (stop, never throw them away) can be told apart.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tree=$top/build/linux
+patches=$top/kernel/patches
+tarball=${PAGEHINT_LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+base_version=$(cat "$top/kernel/BASE")
+synced=$tree/.git/pagehint-synced
+
+die() { echo "tree: $*" >&2; exit 1; }
+note() { echo "tree: $*" >&2; }
+
+git_tree() {
+	git -C "$tree" -c user.name=pagehint -c user.email=pagehint@localhost \
+		-c advice.detachedHead=false "$@"
+}
+
+installed_version() {
+	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown
+}
+
+# Debian's .gitignore ignores every top-level path ("/*": its packaging
+# repository holds only debian/), which would hide every file a patch adds.
+# Drop that rule from the working copy only; the pristine commit keeps the
+# file as packaged and git is told not to see the local edit.
+unhide_new_files() {
+	git_tree update-index --no-skip-worktree .gitignore
+	git_tree checkout -q -- .gitignore
+	sed -i '/^\/\*$/d; /^!\/debian\/$/d' "$tree/.gitignore"
+	git_tree update-index --skip-worktree .gitignore
+}
+
+check_base_version() {
+	local have
+	have=$(installed_version)
+	[ "$have" = "$base_version" ] && return 0
+	note "WARNING: the series is made against linux-source-6.12 $base_version,"
+	note "WARNING: but $have is installed; patches may not apply or may mean something else."
+}
+
+# Hash of a directory of format-patch files in series order.  Only the
+# patch text counts: format-patch is run with --zero-commit, so the hash
+# does not change when the same commits are re-applied.
+series_hash() {
+	local dir=$1
+	if [ -f "$dir/series" ]; then
+		(cd "$dir" && grep -v '^\s*\(#\|$\)' series | xargs -r cat)
+	fi | sha256sum | cut -d' ' -f1
+}
+
+format_tree() {
+	local out=$1
+	mkdir -p "$out"
+	git_tree format-patch -q --zero-commit --no-signature -o "$out" pristine..HEAD
+	(cd "$out" && ls -1 *.patch 2>/dev/null || true) > "$out/series"
+}
+
+tree_hash() {
+	local tmp h
+	tmp=$(mktemp -d)
+	format_tree "$tmp"
+	h=$(series_hash "$tmp")
+	rm -rf "$tmp"
+	echo "$h"
+}
+
+unpack() {
+	[ -f "$tarball" ] || die "$tarball is missing: install Debian's linux-source-6.12 (scripts/deps.sh)"
+	check_base_version
+	note "unpacking $tarball (once; about a minute)"
+	rm -rf "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -C "$tree.tmp" --strip-components=1 -xf "$tarball"
+	git -C "$tree.tmp" init -q
+	# -f: the pristine commit is the package as shipped, .gitignore or not.
+	git -C "$tree.tmp" add -f -A .
+	git -C "$tree.tmp" -c user.name=pagehint -c user.email=pagehint@localhost \
+		commit -q -m "linux-source-6.12 $(installed_version) as packaged by Debian"
+	git -C "$tree.tmp" tag pristine
+	git -C "$tree.tmp" config core.autocrlf false
+	echo "$(installed_version)" > "$tree.tmp/.git/pagehint-base"
+	mv "$tree.tmp" "$tree"
+	unhide_new_files
+}
+
+apply_series() {
+	git_tree update-index --no-skip-worktree .gitignore
+	git_tree reset -q --hard pristine
+	if [ -f "$patches/series" ]; then
+		local p
+		for p in $(grep -v '^\s*\(#\|$\)' "$patches/series"); do
+			git_tree am -q --committer-date-is-author-date "$patches/$p" ||
+				{ git_tree am --abort || true; die "$p does not apply (see above)"; }
+		done
+	fi
+	unhide_new_files
+	series_hash "$patches" > "$synced"
+}
+
+prepare() {
+	[ -d "$tree/.git" ] || unpack
+	local tree_base want have last
+	tree_base=$(cat "$tree/.git/pagehint-base" 2>/dev/null || echo unknown)
+	[ "$tree_base" = "$base_version" ] ||
+		note "WARNING: build/linux was unpacked from $tree_base, the series is for $base_version"
+	want=$(series_hash "$patches")
+	have=$(tree_hash)
+	[ "$want" = "$have" ] && { echo "$want" > "$synced"; return 0; }
+	last=$(cat "$synced" 2>/dev/null || echo none)
+	if [ "$have" != "$last" ]; then
+		die "build/linux has commits that are not in kernel/patches.
+Export them with 'make export' (or drop them with 'git -C build/linux reset --hard pristine')."
+	fi
+	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
+		die "kernel/patches changed but build/linux has uncommitted changes; commit or stash them first"
+	note "kernel/patches changed: re-applying the series"
+	apply_series
+}
+
+export_series() {
+	[ -d "$tree/.git" ] || die "no tree to export; run 'make tree'"
+	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
+		note "WARNING: build/linux has uncommitted changes; only commits are exported"
+	local tmp
+	tmp=$(mktemp -d)
+	format_tree "$tmp"
+	rm -f "$patches"/*.patch "$patches/series"
+	mkdir -p "$patches"
+	cp "$tmp"/* "$patches"/ 2>/dev/null || true
+	rm -rf "$tmp"
+	series_hash "$patches" > "$synced"
+	note "exported $(grep -c . "$patches/series" || true) patches to kernel/patches"
+}
+
+check() {
+	[ -d "$tree/.git" ] || die "no tree; run 'make tree'"
+	local want have
+	want=$(series_hash "$patches")
+	have=$(tree_hash)
+	[ "$want" = "$have" ] && return 0
+	die "build/linux and kernel/patches differ: 'make export' to save the tree, 'make tree' to take the series"
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+export) export_series ;;
+check) check ;;
+*) echo "usage: $0 prepare|export|check" >&2; exit 2 ;;
+esac

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Turn what a guest left behind (tools/vm.py Result) into test results.
+
+Every result is a (name, passed, why) triple.  A guest counts as failed,
+never as skipped, when it oopses, warns, times out or stops before the end
+of its plan: each of those is a result of its own with a message that
+names the cause.
+"""
+
+import contextlib
+import io
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KUNIT_TOOLS = os.path.join(TOP, 'build', 'linux', 'tools', 'testing', 'kunit')
+
+# Lines the kernel prints only when something went wrong.
+KERNEL_TROUBLE = re.compile(
+    r'(BUG: |WARNING: |Oops|Kernel panic|kernel BUG at|general protection fault|'
+    r'Call Trace:|UBSAN: |KASAN: |Unable to handle|'
+    r'suspicious RCU usage|page dumped because|Bad page)')
+
+
+def kernel_trouble(console):
+    """The first lines that show a kernel oops, BUG, WARN or panic."""
+    hits = [line.strip() for line in console.splitlines() if KERNEL_TROUBLE.search(line)]
+    return hits[:3]
+
+
+def guest_tests(tap):
+    """The plan's tests; a failure carries the last lines the test printed."""
+    results, output = [], {}
+    for line in tap.splitlines():
+        line = line.rstrip('\r')
+        m = re.match(r'log: (\S+): (.*)', line)
+        if m:
+            output.setdefault(m.group(1), []).append(m.group(2))
+            continue
+        m = re.match(r'test: (ok|not ok) (\S+) ?(.*)', line.strip())
+        if m:
+            passed, name, why = m.group(1) == 'ok', m.group(2), m.group(3)
+            if not passed and output.get(name):
+                why += ' (it printed: %s)' % ' | '.join(output[name][-3:])
+            results.append(('guest: ' + name, passed, why))
+    return results
+
+
+def kunit_documents(tap):
+    """Split the 'kunit:' records into one KTAP document per suite."""
+    docs, cur = [], None
+    for line in tap.splitlines():
+        if not line.startswith('kunit: '):
+            continue
+        body = line[len('kunit: '):]
+        if body.startswith('KTAP version') and not body.startswith(' '):
+            cur = []
+            docs.append(cur)
+        if cur is not None:
+            cur.append(body + '\n')
+    return docs
+
+
+def kunit_cases(tap):
+    """Every KUnit test case as a result, parsed by the kernel's own parser."""
+    if KUNIT_TOOLS not in sys.path:
+        sys.path.insert(0, KUNIT_TOOLS)
+    import kunit_parser
+    import kunit_printer
+    kunit_parser.stdout = kunit_printer.Printer(io.StringIO())
+    results = []
+
+    def leaves(test, prefix):
+        if not test.subtests:
+            ok = test.status in (kunit_parser.TestStatus.SUCCESS,
+                                 kunit_parser.TestStatus.SKIPPED)
+            why = '' if ok else '%s: %s' % (test.status.name,
+                                            ' | '.join(l.strip() for l in test.log[-6:]))
+            results.append(('kunit: ' + prefix + test.name, ok, why))
+        for sub in test.subtests:
+            leaves(sub, prefix + test.name + '.' if test.name else prefix)
+
+    for doc in kunit_documents(tap):
+        with contextlib.redirect_stdout(io.StringIO()):
+            top = kunit_parser.parse_run_tests(doc)
+        if not top.subtests:
+            results.append(('kunit: unparsable results', False, ''.join(doc[:5])))
+            continue
+        for suite in top.subtests:
+            leaves(suite, '')
+    return results
+
+
+def suites_seen(results):
+    return {name.split(': ', 1)[1].split('.')[0] for name, _, _ in results
+            if name.startswith('kunit: ')}
+
+
+def evaluate(result, name, expect_suites=()):
+    """All results of one guest run, the run itself included."""
+    tap, console = result.tap, result.console
+    results = guest_tests(tap) + kunit_cases(tap)
+    for suite in expect_suites:
+        if suite not in suites_seen(results):
+            results.append(('kunit: ' + suite, False,
+                            'suite did not run (missing from debugfs)'))
+    where = ' (console: %s)' % os.path.join(result.run_dir, 'console.log')
+    if result.status == 'timeout':
+        results.append((name + ': finished', False,
+                        'guest timed out after %.0f s; it hung or is too slow%s'
+                        % (result.elapsed, where)))
+    elif 'plan: done' not in tap:
+        qemu = result.read('qemu.log').strip()
+        results.append((name + ': finished', False,
+                        'guest stopped before the end of its plan (QEMU exit %s%s)%s'
+                        % (result.returncode, ': ' + qemu[-300:] if qemu else '', where)))
+    else:
+        results.append((name + ': finished', True, '%.1f s' % result.elapsed))
+    trouble = kernel_trouble(console)
+    results.append((name + ': no oops or warning', not trouble,
+                    'kernel said: ' + ' / '.join(trouble) + where if trouble else ''))
+    return results

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The one place that owns the QEMU command line of a pagehint guest.
+
+A guest runs in its own directory (on tmpfs, under /dev/shm) holding:
+  ram          guest RAM: a shared memory-backend-file, so that the host
+               sees exactly what the guest holds and can punch holes in it
+  table        the page-state table, exposed as an ivshmem-plain device
+  data.img     a private copy of the data disk (virtio-blk, /dev/vda)
+  swap.img     a private copy of the swap disk (virtio-blk, /dev/vdb)
+  console.log  the first serial port: the kernel console
+  tap.log      the second serial port: results from the guest's init
+
+Used as a module by the test runner and as a command by people:
+  tools/vm.py --plan run --mem 1024
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(TOP, 'build')
+QEMU = 'qemu-system-x86_64'
+
+# The table's layout belongs to the protocol; until pagehintd owns it, a
+# header page plus one byte per 4 KiB frame, rounded up to the power of
+# two that ivshmem requires.
+TABLE_HEADER_BYTES = 4096
+
+
+def table_bytes(mem_mib):
+    need = TABLE_HEADER_BYTES + (mem_mib << 20) // 4096
+    size = 1
+    while size < need:
+        size <<= 1
+    return size
+
+
+def kernel_image(variant):
+    return os.path.join(BUILD, 'obj-' + variant, 'arch/x86/boot/bzImage')
+
+
+def initramfs(variant):
+    return os.path.join(BUILD, 'initramfs-%s.cpio.gz' % variant)
+
+
+class Result:
+    """How a guest run ended, and what it left behind."""
+
+    def __init__(self, status, run_dir, elapsed, returncode):
+        self.status = status          # 'exited' or 'timeout'
+        self.run_dir = run_dir
+        self.elapsed = elapsed
+        self.returncode = returncode
+
+    def read(self, name):
+        try:
+            with open(os.path.join(self.run_dir, name), errors='replace') as f:
+                return f.read()
+        except FileNotFoundError:
+            return ''
+
+    @property
+    def console(self):
+        return self.read('console.log')
+
+    @property
+    def tap(self):
+        return self.read('tap.log')
+
+
+class Guest:
+    def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
+                 cpus=2, timeout=600, accel='auto', cmdline='',
+                 balloon=False, log_dir=None):
+        self.name = name
+        self.plan = plan
+        self.variant = variant
+        self.mem_mib = mem_mib
+        # Under TCG, guest atomics are host atomics only when more than
+        # one vCPU is possible (MTTCG); pagehintd's compare-and-swap on
+        # the shared table depends on it.  Never go below two.
+        self.cpus = max(cpus, 1)
+        self.maxcpus = max(cpus, 2)
+        self.timeout = timeout
+        self.accel = accel
+        self.cmdline = cmdline
+        self.balloon = balloon
+        self.run_dir = os.path.join('/dev/shm', 'pagehint-%s-%d' % (name, os.getpid()))
+        self.log_dir = log_dir or os.path.join(BUILD, 'logs', name)
+        self.proc = None
+        self.started = None
+
+    def path(self, name):
+        return os.path.join(self.run_dir, name)
+
+    def command(self, accel):
+        mem = '%dM' % self.mem_mib
+        append = 'console=ttyS0 panic=-1 plan=%s %s' % (self.plan, self.cmdline)
+        cmd = [QEMU, '-nodefaults', '-display', 'none', '-no-reboot',
+               '-machine', 'q35,memory-backend=ram',
+               '-m', mem, '-smp', '%d,maxcpus=%d' % (self.cpus, self.maxcpus),
+               '-object', 'memory-backend-file,id=ram,size=%s,mem-path=%s,share=on'
+               % (mem, self.path('ram')),
+               '-object', 'memory-backend-file,id=pagestates,size=%d,mem-path=%s,share=on'
+               % (table_bytes(self.mem_mib), self.path('table')),
+               '-device', 'ivshmem-plain,memdev=pagestates',
+               '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
+               '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
+               '-kernel', kernel_image(self.variant),
+               '-initrd', initramfs(self.variant),
+               '-append', append.strip(),
+               '-serial', 'file:' + self.path('console.log'),
+               '-serial', 'file:' + self.path('tap.log')]
+        if accel == 'kvm':
+            cmd += ['-accel', 'kvm', '-cpu', 'host']
+        else:
+            cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
+        if self.balloon:
+            cmd += ['-device', 'virtio-balloon-pci,free-page-reporting=on']
+        return cmd
+
+    def start(self):
+        for f in (kernel_image(self.variant), initramfs(self.variant)):
+            if not os.path.exists(f):
+                raise FileNotFoundError('%s is missing: run "make build"' % f)
+        accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        os.makedirs(self.run_dir)
+        disks = os.path.join(BUILD, 'disks')
+        for disk in ('data.img', 'swap.img'):
+            subprocess.run(['cp', '--sparse=always', os.path.join(disks, disk),
+                            self.path(disk)], check=True)
+        self.accel_used = accel
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(self.command(accel), stdin=subprocess.DEVNULL,
+                                     stdout=open(self.path('qemu.log'), 'w'),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def tap_done(self):
+        try:
+            with open(self.path('tap.log'), errors='replace') as f:
+                return 'plan: done' in f.read()
+        except FileNotFoundError:
+            return False
+
+    def wait(self):
+        """Wait for QEMU to exit; kill it at the timeout."""
+        try:
+            self.proc.wait(timeout=max(1, self.timeout - (time.monotonic() - self.started)))
+            status = 'exited'
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            status = 'timeout'
+        result = Result(status, self.run_dir, time.monotonic() - self.started,
+                        self.proc.returncode)
+        self.keep_logs(result)
+        return result
+
+    def keep_logs(self, result):
+        os.makedirs(self.log_dir, exist_ok=True)
+        for name in ('console.log', 'tap.log', 'qemu.log'):
+            if os.path.exists(self.path(name)):
+                shutil.copy(self.path(name), self.log_dir)
+        result.run_dir = self.log_dir
+
+    def cleanup(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def run(self):
+        try:
+            self.start()
+            return self.wait()
+        finally:
+            self.cleanup()
+
+
+def pick_accel(variant):
+    """KVM if a short probe boot succeeds with it, else TCG.
+
+    /dev/kvm opening is not enough: on some hosts it opens and the guest
+    then stalls.  The answer is cached per kernel image.
+    """
+    if os.environ.get('PAGEHINT_ACCEL') in ('kvm', 'tcg'):
+        return os.environ['PAGEHINT_ACCEL']
+    if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+        return 'tcg'
+    cache = os.path.join(BUILD, 'accel-probe')
+    key = '%s %d' % (kernel_image(variant), os.stat(kernel_image(variant)).st_mtime)
+    try:
+        with open(cache) as f:
+            cached_key, answer = f.read().rsplit(' ', 1)
+        if cached_key == key:
+            return answer.strip()
+    except (FileNotFoundError, ValueError):
+        pass
+    probe = Guest('kvm-probe', plan='probe', variant=variant, mem_mib=256,
+                  timeout=30, accel='kvm')
+    result = probe.run()
+    answer = 'kvm' if result.status == 'exited' and 'plan: done' in result.tap else 'tcg'
+    print('vm: KVM probe %s; using %s' % ('booted' if answer == 'kvm' else 'failed', answer),
+          file=sys.stderr)
+    with open(cache, 'w') as f:
+        f.write('%s %s\n' % (key, answer))
+    return answer
+
+
+def main():
+    ap = argparse.ArgumentParser(description='Boot the pagehint test guest once.')
+    ap.add_argument('--plan', default='run')
+    ap.add_argument('--variant', default='debug', choices=('debug', 'release'))
+    ap.add_argument('--mem', type=int, default=1024, help='guest RAM in MiB')
+    ap.add_argument('--cpus', type=int, default=2)
+    ap.add_argument('--timeout', type=int, default=600)
+    ap.add_argument('--accel', default='auto', choices=('auto', 'kvm', 'tcg'))
+    ap.add_argument('--cmdline', default='', help='extra kernel command line')
+    ap.add_argument('--print-command', action='store_true')
+    args = ap.parse_args()
+    guest = Guest('manual', plan=args.plan, variant=args.variant, mem_mib=args.mem,
+                  cpus=args.cpus, timeout=args.timeout, accel=args.accel,
+                  cmdline=args.cmdline)
+    if args.print_command:
+        print(' '.join(guest.command('tcg' if args.accel == 'auto' else args.accel)))
+        return 0
+    result = guest.run()
+    print('vm: %s after %.1f s; logs in %s' % (result.status, result.elapsed, result.run_dir))
+    return 0 if result.status == 'exited' and 'plan: done' in result.tap else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
