@@ -44,13 +44,20 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; th
 	KCONFIG_CONFIG=$obj/.config "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 		"$obj/.config" "${fragments[@]}" >/dev/null
 	kmake olddefconfig >/dev/null
-	# merge_config only warns; a requested option that Kconfig dropped
-	# (a missing dependency) must fail the build instead of being missed.
+	# merge_config only warns; an option that Kconfig overrode (a missing
+	# dependency, or a select from elsewhere) must fail the build instead
+	# of being missed.
 	bad=0
 	while IFS= read -r line; do
-		grep -qxF "$line" "$obj/.config" || { echo "build: $line did not survive Kconfig" >&2; bad=1; }
-	done < <(cat "${fragments[@]}" | grep '^CONFIG_')
-	[ $bad -eq 0 ] || { rm -f "$obj/.config"; exit 1; }
+		grep -qxF "$line" "$obj/.config" && continue
+		sym=$(echo "$line" | grep -oE 'CONFIG_[A-Za-z0-9_]+')
+		got=$(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || true)
+		# Off and invisible (its dependencies are off) is off.
+		[ -z "$got" ] && [ "${line#\# }" != "$line" ] && continue
+		echo "build: asked for '$line', Kconfig made it '$got'" >&2
+		bad=1
+	done < <(cat "${fragments[@]}" | grep -E '^(CONFIG_|# CONFIG_.* is not set$)')
+	[ $bad -eq 0 ] || { mv "$obj/.config" "$obj/.config.rejected"; exit 1; }
 	echo "$inputs" > "$stamp"
 fi
 kmake bzImage modules

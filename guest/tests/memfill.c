@@ -7,8 +7,9 @@
  * Each round maps MIB MiB, stamps every 8-byte word with a value derived
  * from the round and the word's offset, then verifies all of it and
  * unmaps it.  With --pageout, the memory is pushed out to swap
- * (MADV_PAGEOUT) between writing and checking, so the check reads it back
- * from swap; without it, that happens only when MIB exceeds free memory.
+ * (MADV_PAGEOUT, then enough other memory use to evict it from the swap
+ * cache) between writing and checking, so the check reads it back from
+ * swap; without it, that happens only when MIB exceeds free memory.
  * Any mismatch is reported with its offset and the test fails.
  */
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static uint64_t pattern(uint64_t round, uint64_t word)
 {
@@ -24,6 +26,49 @@ static uint64_t pattern(uint64_t round, uint64_t word)
 	 * round, never zero-filled, never the same for two pages.
 	 */
 	return (word + 1) * 0x9e3779b97f4a7c15ull ^ (round << 56 | round);
+}
+
+static long meminfo_kib(const char *field)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			kib = strtol(line + strlen(field), NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/*
+ * MADV_PAGEOUT writes the memory to swap, but the folios stay in the swap
+ * cache, where a read would find them.  Touching about as much memory as
+ * is left makes reclaim drop those clean folios, so that the check really
+ * reads the data back from the swap device.
+ */
+static int push_to_swap(void *mem, size_t len)
+{
+	long avail = meminfo_kib("MemAvailable:");
+	size_t squeeze, i;
+	char *other;
+
+	if (madvise(mem, len, MADV_PAGEOUT)) {
+		perror("memfill: madvise(MADV_PAGEOUT)");
+		return -1;
+	}
+	squeeze = avail > 0 ? (size_t)avail * 1024 : 0;
+	other = mmap(NULL, squeeze, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (other == MAP_FAILED) {
+		perror("memfill: mmap");
+		return -1;
+	}
+	for (i = 0; i < squeeze; i += 4096)
+		other[i] = 1;
+	munmap(other, squeeze);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -55,10 +100,8 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < words; i++)
 			mem[i] = pattern(r, i);
-		if (pageout && madvise(mem, words * sizeof(*mem), MADV_PAGEOUT)) {
-			perror("memfill: madvise(MADV_PAGEOUT)");
+		if (pageout && push_to_swap(mem, words * sizeof(*mem)))
 			return 1;
-		}
 		for (i = 0; i < words; i++) {
 			if (mem[i] == pattern(r, i))
 				continue;
