@@ -1,20 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make run     boot a hinted guest and show what memory the host got back
+# make run     boot a hinted guest with pagehintd; show what memory the
+#              host got back
 # make check   every test: host unit tests, the patch series, the guest,
-#              KUnit, and the runner's own self-test
+#              KUnit, hinting end to end, and the runner's own self-test
+# make bench   host-resident memory: no hinting, free page reporting,
+#              pagehint (writes docs/bench.md)
 #
 # Both install what they need first (scripts/deps.sh).
 
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps tree export kernel initramfs disks build check run clean help
+.PHONY: all deps tree export kernel host initramfs disks build check run bench clean help
 
 all: build
 
 help:
-	@sed -n '3,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -33,18 +36,27 @@ $(B)/disks/data.img $(B)/disks/data.sha256: guest/mkdisks.sh
 
 disks: $(B)/disks/data.img
 
+# pagehintd includes the protocol header from the tree: after "tree".
+host: tree
+	@$(MAKE) --no-print-directory -s -C host
+
 initramfs: kernel disks
 	@guest/mkinitramfs.sh $(VARIANT)
 
-build: initramfs
+build: initramfs host
 
 check: deps
 	@$(MAKE) --no-print-directory build VARIANT=debug
 	@tools/check.py all
 
+# The same debug kernel as the tests: one kernel build serves both.
 run: deps
+	@$(MAKE) --no-print-directory build VARIANT=debug
+	@tools/run.py --variant debug
+
+bench: deps
 	@$(MAKE) --no-print-directory build VARIANT=release
-	@tools/run.py
+	@tools/bench.py
 
 clean:
 	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The main job ("make run"): boot a guest, run the default workload and
-show, second by second, how much of the guest's RAM the host holds."""
+"""The main job ("make run"): boot the guest twice with the same workload,
+once unhinted (page_states=off) and once with pagehintd, and show second by
+second how much of the guest's RAM the host holds in each."""
 
 import argparse
 import os
@@ -13,12 +14,23 @@ import guestlog  # noqa: E402
 import vm  # noqa: E402
 
 
-def resident_mib(path):
-    """Host memory behind a shared RAM file: its allocated blocks."""
+def trace(name, args, **opts):
+    """Boot once; return (results, [(seconds, MiB held by the host)])."""
+    guest = vm.Guest('run-' + name, plan=args.plan, variant=args.variant,
+                     mem_mib=args.mem, timeout=900, **opts)
+    samples = []
     try:
-        return os.stat(path).st_blocks * 512 / (1 << 20)
-    except FileNotFoundError:
-        return 0.0
+        guest.start()
+        print('run: %s guest: %s, %d MiB, %s' % (name, args.variant, args.mem,
+                                                guest.accel_used), flush=True)
+        while guest.proc.poll() is None:
+            time.sleep(1)
+            samples.append((time.monotonic() - guest.started, guest.resident_mib()))
+            print('  %5.0f s  host holds %6.1f MiB' % samples[-1], flush=True)
+        result = guest.wait()
+    finally:
+        guest.cleanup()
+    return guestlog.evaluate(result, 'boot %s (%s)' % (args.plan, name)), samples, result
 
 
 def main():
@@ -28,27 +40,27 @@ def main():
     ap.add_argument('--plan', default='run')
     args = ap.parse_args()
 
-    guest = vm.Guest('run', plan=args.plan, variant=args.variant, mem_mib=args.mem,
-                     timeout=900)
-    try:
-        guest.start()
-        print('run: %s guest, %d MiB, %s; host-resident guest RAM:'
-              % (args.variant, args.mem, guest.accel_used))
-        while guest.proc.poll() is None:
-            time.sleep(1)
-            print('  %5.0f s  %6.1f MiB' % (time.monotonic() - guest.started,
-                                             resident_mib(guest.path('ram'))), flush=True)
-        result = guest.wait()
-    finally:
-        guest.cleanup()
-    print('run: what the guest did:')
+    plain, plain_samples, _ = trace('unhinted', args, cmdline='page_states=off')
+    hinted, hinted_samples, result = trace('hinted', args, daemon_args=[])
+
+    print('\nrun: what the guest did (hinted run):')
     for line in result.tap.splitlines():
         if line.startswith('log: '):
             print('  ' + line[len('log: '):])
-    results = guestlog.evaluate(result, 'boot ' + args.plan)
+    print('\nrun: host-resident guest RAM, MiB')
+    print('  %5s  %9s  %9s' % ('s', 'unhinted', 'hinted'))
+    for i in range(max(len(plain_samples), len(hinted_samples))):
+        cell = lambda s: '%9.1f' % s[i][1] if i < len(s) else '%9s' % ''  # noqa: E731
+        print('  %5d  %s  %s' % (i + 1, cell(plain_samples), cell(hinted_samples)))
+    if plain_samples and hinted_samples:
+        print('\nrun: at the end the host holds %.0f MiB unhinted and %.0f MiB hinted: '
+              'pagehint gave back %.0f MiB' % (plain_samples[-1][1], hinted_samples[-1][1],
+                                               plain_samples[-1][1] - hinted_samples[-1][1]))
+    results = plain + hinted
     for name, passed, why in results:
-        print('%s %s%s' % ('ok  ' if passed else 'FAIL', name, ': ' + why if why else ''))
-    print('run: logs in %s' % result.run_dir)
+        if not passed:
+            print('FAIL %s: %s' % (name, why))
+    print('run: logs in %s' % os.path.join(vm.BUILD, 'logs'))
     return 0 if all(r[1] for r in results) else 1
 
 

@@ -5,7 +5,9 @@
 A guest runs in its own directory (on tmpfs, under /dev/shm) holding:
   ram          guest RAM: a shared memory-backend-file, so that the host
                sees exactly what the guest holds and can punch holes in it
-  table        the page-state table, exposed as an ivshmem-plain device
+  table        the page-state table, exposed as an ivshmem-plain device;
+               pagehintd creates it and the RAM file ("pagehintd init")
+  qmp.sock     QEMU's QMP socket, followed by pagehintd when it runs
   data.img     a private copy of the data disk (virtio-blk, /dev/vda)
   swap.img     a private copy of the swap disk (virtio-blk, /dev/vdb)
   console.log  the first serial port: the kernel console
@@ -27,18 +29,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(TOP, 'build')
 QEMU = 'qemu-system-x86_64'
 
-# The table's layout belongs to the protocol; until pagehintd owns it, a
-# header page plus one byte per 4 KiB frame, rounded up to the power of
-# two that ivshmem requires.
-TABLE_HEADER_BYTES = 4096
-
-
-def table_bytes(mem_mib):
-    need = TABLE_HEADER_BYTES + (mem_mib << 20) // 4096
-    size = 1
-    while size < need:
-        size <<= 1
-    return size
+PAGEHINTD = os.path.join(BUILD, 'host', 'pagehintd')
 
 
 def kernel_image(variant):
@@ -77,7 +68,7 @@ class Result:
 class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
-                 balloon=False, log_dir=None):
+                 balloon=False, daemon_args=None, before_qemu=None, log_dir=None):
         self.name = name
         self.plan = plan
         self.variant = variant
@@ -91,6 +82,10 @@ class Guest:
         self.accel = accel
         self.cmdline = cmdline
         self.balloon = balloon
+        # None: no pagehintd; else the arguments for "pagehintd run"
+        self.daemon_args = daemon_args
+        self.daemon = None
+        self.before_qemu = before_qemu  # called with the guest once its files exist
         self.run_dir = os.path.join('/dev/shm', 'pagehint-%s-%d' % (name, os.getpid()))
         self.log_dir = log_dir or os.path.join(BUILD, 'logs', name)
         self.proc = None
@@ -102,13 +97,13 @@ class Guest:
     def command(self, accel):
         mem = '%dM' % self.mem_mib
         append = 'console=ttyS0 panic=-1 plan=%s %s' % (self.plan, self.cmdline)
-        cmd = [QEMU, '-nodefaults', '-display', 'none', '-no-reboot',
+        cmd = [QEMU, '-nodefaults', '-display', 'none',
                '-machine', 'q35,memory-backend=ram',
                '-m', mem, '-smp', '%d,maxcpus=%d' % (self.cpus, self.maxcpus),
                '-object', 'memory-backend-file,id=ram,size=%s,mem-path=%s,share=on'
                % (mem, self.path('ram')),
                '-object', 'memory-backend-file,id=pagestates,size=%d,mem-path=%s,share=on'
-               % (table_bytes(self.mem_mib), self.path('table')),
+               % (os.path.getsize(self.path('table')), self.path('table')),
                '-device', 'ivshmem-plain,memdev=pagestates',
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
@@ -123,10 +118,17 @@ class Guest:
             cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
         if self.balloon:
             cmd += ['-device', 'virtio-balloon-pci,free-page-reporting=on']
+        if self.daemon_args is not None:
+            # A reboot or power-off stops the guest before it runs on, so
+            # pagehintd can start a new table epoch first (docs/protocol.md).
+            cmd += ['-qmp', 'unix:%s,server=on,wait=off' % self.path('qmp.sock'),
+                    '-action', 'reboot=shutdown,shutdown=pause']
+        else:
+            cmd += ['-no-reboot']
         return cmd
 
     def start(self):
-        for f in (kernel_image(self.variant), initramfs(self.variant)):
+        for f in (kernel_image(self.variant), initramfs(self.variant), PAGEHINTD):
             if not os.path.exists(f):
                 raise FileNotFoundError('%s is missing: run "make build"' % f)
         accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
@@ -136,12 +138,44 @@ class Guest:
         for disk in ('data.img', 'swap.img'):
             subprocess.run(['cp', '--sparse=always', os.path.join(disks, disk),
                             self.path(disk)], check=True)
+        subprocess.run([PAGEHINTD, 'init', '--table', self.path('table'),
+                        '--ram', self.path('ram'), '--mem-mib', str(self.mem_mib)], check=True)
+        if self.before_qemu:
+            self.before_qemu(self)
         self.accel_used = accel
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.command(accel), stdin=subprocess.DEVNULL,
                                      stdout=open(self.path('qemu.log'), 'w'),
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        if self.daemon_args is not None:
+            self.start_daemon()
         return self
+
+    def start_daemon(self):
+        """Start pagehintd on this guest's table; QEMU must be running."""
+        sock = self.path('qmp.sock')
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.daemon = subprocess.Popen(
+            [PAGEHINTD, 'run', '--table', self.path('table'), '--ram', self.path('ram'),
+             '--qmp', sock, '--status-ms', '1000', '--json'] + list(self.daemon_args),
+            stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.jsonl'), 'a'),
+            stderr=open(self.path('pagehintd.log'), 'a'))
+        return self.daemon
+
+    def stop_daemon(self, sig=signal.SIGTERM):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.send_signal(sig)
+            self.daemon.wait()
+        return self.daemon.returncode if self.daemon else None
+
+    def resident_mib(self):
+        """Host memory behind the guest's RAM file: its allocated blocks."""
+        try:
+            return os.stat(self.path('ram')).st_blocks * 512 / (1 << 20)
+        except FileNotFoundError:
+            return 0.0
 
     def tap_done(self):
         try:
@@ -159,6 +193,11 @@ class Guest:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             status = 'timeout'
+        if self.daemon:
+            try:
+                self.daemon.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.stop_daemon()
         result = Result(status, self.run_dir, time.monotonic() - self.started,
                         self.proc.returncode)
         self.keep_logs(result)
@@ -166,12 +205,15 @@ class Guest:
 
     def keep_logs(self, result):
         os.makedirs(self.log_dir, exist_ok=True)
-        for name in ('console.log', 'tap.log', 'qemu.log'):
+        for name in ('console.log', 'tap.log', 'qemu.log', 'pagehintd.log', 'pagehintd.jsonl'):
             if os.path.exists(self.path(name)):
                 shutil.copy(self.path(name), self.log_dir)
         result.run_dir = self.log_dir
 
     def cleanup(self):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.kill()
+            self.daemon.wait()
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
@@ -224,14 +266,11 @@ def main():
     ap.add_argument('--timeout', type=int, default=600)
     ap.add_argument('--accel', default='auto', choices=('auto', 'kvm', 'tcg'))
     ap.add_argument('--cmdline', default='', help='extra kernel command line')
-    ap.add_argument('--print-command', action='store_true')
+    ap.add_argument('--daemon', action='store_true', help='run pagehintd on the guest')
     args = ap.parse_args()
     guest = Guest('manual', plan=args.plan, variant=args.variant, mem_mib=args.mem,
                   cpus=args.cpus, timeout=args.timeout, accel=args.accel,
-                  cmdline=args.cmdline)
-    if args.print_command:
-        print(' '.join(guest.command('tcg' if args.accel == 'auto' else args.accel)))
-        return 0
+                  cmdline=args.cmdline, daemon_args=[] if args.daemon else None)
     result = guest.run()
     print('vm: %s after %.1f s; logs in %s' % (result.status, result.elapsed, result.run_dir))
     return 0 if result.status == 'exited' and 'plan: done' in result.tap else 1

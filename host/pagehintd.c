@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pagehintd - give a guest's unused memory back to the host.
+ *
+ * The guest keeps one state byte per page frame in a table it shares with
+ * the host (<linux/pagehint.h>, docs/protocol.md).  pagehintd maps that
+ * table and the file behind the guest's RAM, and punches the frames the
+ * guest marked unused out of the file, so the host holds only what the
+ * guest uses.  It never touches a stable frame.
+ *
+ *   pagehintd init   --table F --ram F --mem-mib N   create the files
+ *   pagehintd run    --table F --ram F [options]     the daemon
+ *   pagehintd status --table F --ram F [--json]      one report
+ *   pagehintd table-size --mem-mib N                 bytes of table needed
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "qmp.h"
+#include "table.h"
+
+#define MiB		(1ULL << 20)
+#define MAX_RUN		512	/* frames per punch: 2 MiB */
+
+enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC };
+
+struct options {
+	const char *table, *ram, *qmp;
+	unsigned long mem_mib;
+	enum policy policy;
+	unsigned long interval_ms;	/* periodic: between passes */
+	unsigned long rate_mib_s;	/* 0: unlimited */
+	unsigned long status_ms;	/* 0: no status */
+	int json;
+};
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double frames_mib(uint64_t frames)
+{
+	return frames * 4096.0 / MiB;
+}
+
+static void report(const struct table *t, int json, double since)
+{
+	const struct pagehint_header *h = t->hdr;
+	struct table_counts c;
+
+	table_count(t, &c);
+	if (json) {
+		printf("{\"time\": %.3f, \"attached\": %s, \"frames\": {\"stable\": %llu, "
+		       "\"unused\": %llu, \"unused_dropped\": %llu, \"volatile\": %llu, "
+		       "\"volatile_dropped\": %llu, \"busy\": %llu}, \"resident_mib\": %.1f, "
+		       "\"dropped\": {\"unused\": %llu, \"volatile\": %llu, \"punch_calls\": %llu, "
+		       "\"guest_won\": %llu}, \"guest\": {\"to_unused\": %llu, \"to_stable\": %llu, "
+		       "\"busy_waits\": %llu, \"frames_unused\": %llu}}\n",
+		       now_s() - since, table_attached(t) ? "true" : "false",
+		       (unsigned long long)c.stable, (unsigned long long)c.unused,
+		       (unsigned long long)c.unused_dropped, (unsigned long long)c.volatile_,
+		       (unsigned long long)c.volatile_dropped, (unsigned long long)c.busy,
+		       ram_resident(t) / (double)MiB,
+		       (unsigned long long)le64toh(h->host.dropped_unused),
+		       (unsigned long long)le64toh(h->host.dropped_volatile),
+		       (unsigned long long)le64toh(h->host.punch_calls),
+		       (unsigned long long)le64toh(h->host.cas_lost),
+		       (unsigned long long)le64toh(h->guest.to_unused),
+		       (unsigned long long)le64toh(h->guest.to_stable),
+		       (unsigned long long)le64toh(h->guest.busy_waits),
+		       (unsigned long long)le64toh(h->guest.frames_unused));
+	} else {
+		printf("pagehintd: %-8s stable %7.1f MiB  unused %7.1f MiB (%7.1f given back)  "
+		       "volatile %7.1f MiB (%7.1f given back)  host holds %7.1f MiB\n",
+		       table_attached(t) ? "attached" : "waiting",
+		       frames_mib(c.stable), frames_mib(c.unused + c.unused_dropped),
+		       frames_mib(c.unused_dropped), frames_mib(c.volatile_ + c.volatile_dropped),
+		       frames_mib(c.volatile_dropped), ram_resident(t) / (double)MiB);
+	}
+	fflush(stdout);
+}
+
+/* One pass over the table; returns frames given back, or -1. */
+static int64_t give_back(struct table *t, uint64_t budget)
+{
+	uint64_t pfn = 0, len, total = 0;
+	int64_t n;
+
+	while (total < budget && !stopping && table_attached(t) &&
+	       (len = table_next_run(t, PAGEHINT_UNUSED, &pfn, MAX_RUN))) {
+		if (len > budget - total)
+			len = budget - total;
+		n = table_drop_run(t, PAGEHINT_UNUSED, pfn, len);
+		if (n < 0) {
+			fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
+				"the guest RAM file", strerror(errno));
+			return -1;
+		}
+		total += n;
+		pfn += len;
+	}
+	return total;
+}
+
+/*
+ * QEMU runs the guest with -action reboot=shutdown,shutdown=pause, so a
+ * guest that reboots or powers off stops before running another
+ * instruction.  For a reboot, start a new table epoch while it is
+ * stopped, then reset and resume it: the new boot cannot touch a frame
+ * that the old one had left unused before the host stops acting on it.
+ */
+static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
+{
+	/* "cont" is refused until the reset has happened: wait for its event */
+	static int resetting;
+	const char *line;
+	int eof;
+
+	while ((line = qmp_next_line(q, timeout_ms, &eof))) {
+		timeout_ms = 0;
+		if (!strstr(line, "\"event\""))
+			continue;
+		if (strstr(line, "\"SHUTDOWN\"") && strstr(line, "\"guest-reset\"")) {
+			table_reset(t);
+			fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
+			qmp_execute(q, "system_reset");
+			resetting = 1;
+		} else if (strstr(line, "\"RESET\"") && resetting) {
+			resetting = 0;
+			qmp_execute(q, "cont");
+		} else if (strstr(line, "\"SHUTDOWN\"") &&
+			   (strstr(line, "\"guest-shutdown\"") || strstr(line, "\"guest-panic\""))) {
+			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
+			qmp_execute(q, "quit");
+		} else if (strstr(line, "\"RESET\"") && !strstr(line, "\"guest-reset\"") &&
+			   !strstr(line, "\"host-qmp-system-reset\"")) {
+			/* a reset nobody paused for: the new boot may already run */
+			table_reset(t);
+			fprintf(stderr, "pagehintd: unexpected guest reset (%s): new table epoch\n",
+				line);
+		}
+	}
+	return eof ? -1 : 0;
+}
+
+static int cmd_run(const struct options *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start;
+	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
+	char err[512];
+	struct table t;
+	struct qmp q = { .fd = -1 };
+	int ret = 0;
+
+	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
+		fprintf(stderr, "pagehintd: %s\n", err);
+		return 1;
+	}
+	if (o->qmp && qmp_connect(&q, o->qmp, err, sizeof(err))) {
+		fprintf(stderr, "pagehintd: %s\n", err);
+		table_close(&t);
+		return 1;
+	}
+	table_recover_busy(&t);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	while (!stopping) {
+		double now = now_s();
+		uint64_t budget = UINT64_MAX;
+		int wait_ms = o->policy == POLICY_PERIODIC ? (int)o->interval_ms : 10;
+
+		if (rate) {
+			tokens += (now - last_refill) * rate;
+			if (tokens > rate)
+				tokens = rate;	/* at most one second's worth at once */
+			last_refill = now;
+			budget = (uint64_t)tokens;
+		}
+		if (o->policy == POLICY_IMMEDIATE || now - last_pass >= o->interval_ms / 1000.0) {
+			int64_t n = give_back(&t, budget);
+
+			if (n < 0) {
+				ret = 1;
+				break;
+			}
+			tokens -= n;
+			last_pass = now;
+		}
+		if (o->status_ms && now - last_status >= o->status_ms / 1000.0) {
+			report(&t, o->json, start);
+			last_status = now;
+		}
+		if (o->status_ms && wait_ms > (int)o->status_ms)
+			wait_ms = o->status_ms;
+		if (q.fd >= 0) {
+			if (handle_qmp(&t, &q, wait_ms)) {
+				fprintf(stderr, "pagehintd: QEMU closed its QMP socket; exiting\n");
+				break;
+			}
+		} else {
+			usleep(wait_ms * 1000);
+		}
+	}
+	if (o->status_ms)
+		report(&t, o->json, start);
+	qmp_close(&q);
+	table_close(&t);
+	return ret;
+}
+
+static int cmd_status(const struct options *o)
+{
+	char err[512];
+	struct table t;
+
+	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
+		fprintf(stderr, "pagehintd: %s\n", err);
+		return 1;
+	}
+	report(&t, o->json, now_s());
+	table_close(&t);
+	return 0;
+}
+
+static int cmd_init(const struct options *o)
+{
+	char err[512];
+
+	if (table_create(o->table, o->ram, o->mem_mib * MiB, err, sizeof(err))) {
+		fprintf(stderr, "pagehintd: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N\n"
+		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
+		"                        [--policy immediate|periodic] [--interval-ms N]\n"
+		"                        [--rate-mib-s N] [--status-ms N] [--json]\n"
+		"       pagehintd status --table FILE --ram FILE [--json]\n"
+		"       pagehintd table-size --mem-mib N\n");
+}
+
+static int parse_number(const char *arg, const char *name, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 0);
+	if (errno || !*arg || *end || arg[0] == '-') {
+		fprintf(stderr, "pagehintd: --%s wants a number, not '%s'\n", name, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "table", required_argument, NULL, 't' },
+		{ "ram", required_argument, NULL, 'r' },
+		{ "mem-mib", required_argument, NULL, 'm' },
+		{ "qmp", required_argument, NULL, 'q' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "interval-ms", required_argument, NULL, 'i' },
+		{ "rate-mib-s", required_argument, NULL, 'l' },
+		{ "status-ms", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	struct options o = { .interval_ms = 1000 };
+	const char *cmd;
+	int c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	cmd = argv[1];
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			o.table = optarg;
+			break;
+		case 'r':
+			o.ram = optarg;
+			break;
+		case 'q':
+			o.qmp = optarg;
+			break;
+		case 'm':
+			if (parse_number(optarg, "mem-mib", &o.mem_mib))
+				return 2;
+			break;
+		case 'p':
+			if (!strcmp(optarg, "immediate")) {
+				o.policy = POLICY_IMMEDIATE;
+			} else if (!strcmp(optarg, "periodic")) {
+				o.policy = POLICY_PERIODIC;
+			} else {
+				fprintf(stderr, "pagehintd: unknown policy '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			if (parse_number(optarg, "interval-ms", &o.interval_ms))
+				return 2;
+			break;
+		case 'l':
+			if (parse_number(optarg, "rate-mib-s", &o.rate_mib_s))
+				return 2;
+			break;
+		case 's':
+			if (parse_number(optarg, "status-ms", &o.status_ms))
+				return 2;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "pagehintd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!strcmp(cmd, "table-size")) {
+		if (!o.mem_mib || !table_size_for(o.mem_mib * MiB)) {
+			fprintf(stderr, "pagehintd: table-size needs --mem-mib N (N > 0)\n");
+			return 2;
+		}
+		printf("%zu\n", table_size_for(o.mem_mib * MiB));
+		return 0;
+	}
+	if (strcmp(cmd, "init") && strcmp(cmd, "run") && strcmp(cmd, "status")) {
+		fprintf(stderr, "pagehintd: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return 2;
+	}
+	if (!o.table || !o.ram) {
+		fprintf(stderr, "pagehintd: %s needs --table and --ram\n", cmd);
+		return 2;
+	}
+	if (!strcmp(cmd, "init")) {
+		if (!o.mem_mib) {
+			fprintf(stderr, "pagehintd: init needs --mem-mib N (N > 0)\n");
+			return 2;
+		}
+		return cmd_init(&o);
+	}
+	if (o.policy == POLICY_PERIODIC && !o.interval_ms) {
+		fprintf(stderr, "pagehintd: --interval-ms must be positive\n");
+		return 2;
+	}
+	return !strcmp(cmd, "run") ? cmd_run(&o) : cmd_status(&o);
+}

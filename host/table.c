@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The host's side of the page-state table.
+ *
+ * Locking: one pagehintd owns a table at a time (an exclusive flock on the
+ * table file), so the only other writer of the state bytes is the guest,
+ * and every byte the guest may change is changed with a compare-and-swap.
+ * The host claims a frame by moving it from UNUSED (or VOLATILE) to
+ * BUSY|state; while the byte says BUSY the guest waits, so punching the
+ * frame out of the RAM file cannot race with the guest reusing it.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "table.h"
+
+#define FRAME_SHIFT	12
+#define GiB		(1ULL << 30)
+
+#define fail(...) ({ snprintf(err, errlen, __VA_ARGS__); -1; })
+
+static uint8_t load_state(const uint8_t *s)
+{
+	return __atomic_load_n(s, __ATOMIC_ACQUIRE);
+}
+
+static bool cas_state(uint8_t *s, uint8_t old, uint8_t new)
+{
+	return __atomic_compare_exchange_n(s, &old, new, false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_SEQ_CST);
+}
+
+static void store_state(uint8_t *s, uint8_t v)
+{
+	__atomic_store_n(s, v, __ATOMIC_RELEASE);
+}
+
+/*
+ * QEMU's q35 machine puts guest RAM below 4 GiB up to a limit and the
+ * rest above 4 GiB; the memory-backend file holds the two parts back to
+ * back (hw/i386/pc_q35.c).
+ */
+int q35_layout(struct table *t, uint64_t ram_size)
+{
+	uint64_t lowmem = ram_size >= 0xb0000000ULL ? 0x80000000ULL : 0xb0000000ULL;
+	uint64_t below = ram_size < lowmem ? ram_size : lowmem;
+
+	if (!ram_size || ram_size & ((1 << FRAME_SHIFT) - 1))
+		return -1;
+	t->nr_ranges = 1;
+	t->ranges[0].first_pfn = 0;
+	t->ranges[0].nr_frames = below >> FRAME_SHIFT;
+	t->ranges[0].file_offset = 0;
+	t->nr_frames = below >> FRAME_SHIFT;
+	if (ram_size > below) {
+		t->nr_ranges = 2;
+		t->ranges[1].first_pfn = (4 * GiB) >> FRAME_SHIFT;
+		t->ranges[1].nr_frames = (ram_size - below) >> FRAME_SHIFT;
+		t->ranges[1].file_offset = below;
+		t->nr_frames = t->ranges[1].first_pfn + t->ranges[1].nr_frames;
+	}
+	return 0;
+}
+
+size_t table_size_for(uint64_t ram_size)
+{
+	struct table t;
+	size_t size = 1;
+
+	if (q35_layout(&t, ram_size))
+		return 0;
+	/* ivshmem wants a power of two */
+	while (size < PAGEHINT_HEADER_SIZE + t.nr_frames)
+		size <<= 1;
+	return size;
+}
+
+uint64_t table_new_epoch(void)
+{
+	uint64_t epoch = 0;
+
+	if (getrandom(&epoch, sizeof(epoch), 0) != sizeof(epoch))
+		epoch = (uint64_t)time(NULL) * 1000003 ^ (uint64_t)getpid();
+	return epoch ? epoch : 1;
+}
+
+int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+		       uint64_t ram_size, char *err, size_t errlen)
+{
+	uint64_t nr_frames = le64toh(hdr->nr_frames);
+	uint32_t nr_ranges = le32toh(hdr->nr_ranges);
+	uint32_t i;
+
+	if (table_size < PAGEHINT_HEADER_SIZE)
+		return fail("table is %zu bytes, smaller than its %d-byte header",
+			    table_size, PAGEHINT_HEADER_SIZE);
+	if (le64toh(hdr->magic) != PAGEHINT_MAGIC)
+		return fail("no page-state table here (bad magic %#llx)",
+			    (unsigned long long)le64toh(hdr->magic));
+	if (le32toh(hdr->version) != PAGEHINT_VERSION)
+		return fail("table version %u, this pagehintd speaks %d",
+			    le32toh(hdr->version), PAGEHINT_VERSION);
+	if (le32toh(hdr->header_size) != PAGEHINT_HEADER_SIZE ||
+	    le32toh(hdr->page_size) != PAGEHINT_PAGE_SIZE)
+		return fail("table has header size %u and page size %u, expected %d and %d",
+			    le32toh(hdr->header_size), le32toh(hdr->page_size),
+			    PAGEHINT_HEADER_SIZE, PAGEHINT_PAGE_SIZE);
+	if (le64toh(hdr->table_size) != table_size)
+		return fail("table header says %llu bytes but the file has %zu",
+			    (unsigned long long)le64toh(hdr->table_size), table_size);
+	if (nr_frames > table_size - PAGEHINT_HEADER_SIZE)
+		return fail("table claims %llu frames but has room for %zu",
+			    (unsigned long long)nr_frames, table_size - PAGEHINT_HEADER_SIZE);
+	if (!nr_ranges || nr_ranges > PAGEHINT_MAX_RANGES)
+		return fail("table has %u RAM ranges (1 to %d allowed)", nr_ranges,
+			    PAGEHINT_MAX_RANGES);
+	for (i = 0; i < nr_ranges; i++) {
+		uint64_t first = le64toh(hdr->ranges[i].first_pfn);
+		uint64_t n = le64toh(hdr->ranges[i].nr_frames);
+		uint64_t off = le64toh(hdr->ranges[i].file_offset);
+
+		if (first + n > nr_frames || first + n < first)
+			return fail("RAM range %u (frames %llu+%llu) lies outside the table's %llu frames",
+				    i, (unsigned long long)first, (unsigned long long)n,
+				    (unsigned long long)nr_frames);
+		if (off + (n << FRAME_SHIFT) > ram_size || off & ((1 << FRAME_SHIFT) - 1))
+			return fail("RAM range %u (%llu bytes at %#llx) lies outside the %llu-byte RAM file",
+				    i, (unsigned long long)(n << FRAME_SHIFT),
+				    (unsigned long long)off, (unsigned long long)ram_size);
+	}
+	return 0;
+}
+
+static int open_ram(const char *ram_path, uint64_t ram_size, bool create, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	int fd = open(ram_path, O_RDWR | (create ? O_CREAT : 0), 0600);
+
+	if (fd < 0)
+		return fail("cannot open guest RAM file %s: %s", ram_path, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail("guest RAM file %s is not a regular file", ram_path);
+	}
+	if (create && st.st_size == 0 && ftruncate(fd, ram_size)) {
+		close(fd);
+		return fail("cannot size guest RAM file %s: %s", ram_path, strerror(errno));
+	}
+	if (create && fstat(fd, &st) == 0 && (uint64_t)st.st_size != ram_size) {
+		close(fd);
+		return fail("guest RAM file %s is %lld bytes, not %llu: another guest's?",
+			    ram_path, (long long)st.st_size, (unsigned long long)ram_size);
+	}
+	return fd;
+}
+
+int table_create(const char *table_path, const char *ram_path, uint64_t ram_size,
+		 char *err, size_t errlen)
+{
+	size_t size = table_size_for(ram_size);
+	struct pagehint_header *hdr;
+	struct table t;
+	int fd, ram_fd;
+	unsigned int i;
+
+	if (!size)
+		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
+			    (unsigned long long)ram_size);
+	ram_fd = open_ram(ram_path, ram_size, true, err, errlen);
+	if (ram_fd < 0)
+		return -1;
+	close(ram_fd);
+
+	fd = open(table_path, O_RDWR | O_CREAT, 0600);
+	if (fd < 0)
+		return fail("cannot open table file %s: %s", table_path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return fail("table file %s is in use by a running pagehintd", table_path);
+	}
+	/* Truncating to zero first: every state byte starts STABLE. */
+	if (ftruncate(fd, 0) || ftruncate(fd, size)) {
+		close(fd);
+		return fail("cannot size table file %s: %s", table_path, strerror(errno));
+	}
+	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED) {
+		close(fd);
+		return fail("cannot map table file %s: %s", table_path, strerror(errno));
+	}
+	q35_layout(&t, ram_size);
+	hdr->magic = htole64(PAGEHINT_MAGIC);
+	hdr->version = htole32(PAGEHINT_VERSION);
+	hdr->header_size = htole32(PAGEHINT_HEADER_SIZE);
+	hdr->page_size = htole32(PAGEHINT_PAGE_SIZE);
+	hdr->nr_ranges = htole32(t.nr_ranges);
+	hdr->nr_frames = htole64(t.nr_frames);
+	hdr->table_size = htole64(size);
+	for (i = 0; i < t.nr_ranges; i++) {
+		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
+		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
+		hdr->ranges[i].file_offset = htole64(t.ranges[i].file_offset);
+	}
+	hdr->host_epoch = htole64(table_new_epoch());
+	munmap(hdr, PAGEHINT_HEADER_SIZE);
+	close(fd);
+	return 0;
+}
+
+int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
+	       size_t errlen)
+{
+	struct stat st;
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	t->ram_fd = -1;
+	t->table_fd = open(table_path, O_RDWR);
+	if (t->table_fd < 0)
+		return fail("cannot open table file %s: %s", table_path, strerror(errno));
+	if (flock(t->table_fd, LOCK_EX | LOCK_NB)) {
+		close(t->table_fd);
+		return fail("table file %s is in use by another pagehintd", table_path);
+	}
+	if (fstat(t->table_fd, &st) || st.st_size < PAGEHINT_HEADER_SIZE) {
+		close(t->table_fd);
+		return fail("table file %s is %lld bytes, too short for a page-state table",
+			    table_path, (long long)st.st_size);
+	}
+	t->table_size = st.st_size;
+	t->ram_fd = open_ram(ram_path, 0, false, err, errlen);
+	if (t->ram_fd < 0 || fstat(t->ram_fd, &st)) {
+		close(t->table_fd);
+		return -1;
+	}
+	t->ram_size = st.st_size;
+	t->hdr = mmap(NULL, t->table_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->table_fd, 0);
+	if (t->hdr == MAP_FAILED) {
+		close(t->table_fd);
+		close(t->ram_fd);
+		return fail("cannot map table file %s: %s", table_path, strerror(errno));
+	}
+	if (table_check_header(t->hdr, t->table_size, t->ram_size, err, errlen)) {
+		table_close(t);
+		return -1;
+	}
+	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
+	t->nr_frames = le64toh(t->hdr->nr_frames);
+	t->nr_ranges = le32toh(t->hdr->nr_ranges);
+	for (i = 0; i < t->nr_ranges; i++) {
+		t->ranges[i].first_pfn = le64toh(t->hdr->ranges[i].first_pfn);
+		t->ranges[i].nr_frames = le64toh(t->hdr->ranges[i].nr_frames);
+		t->ranges[i].file_offset = le64toh(t->hdr->ranges[i].file_offset);
+	}
+	return 0;
+}
+
+void table_close(struct table *t)
+{
+	if (t->hdr && t->hdr != MAP_FAILED)
+		munmap(t->hdr, t->table_size);
+	if (t->table_fd >= 0)
+		close(t->table_fd);
+	if (t->ram_fd >= 0)
+		close(t->ram_fd);
+	t->hdr = NULL;
+	t->table_fd = t->ram_fd = -1;
+}
+
+bool table_attached(const struct table *t)
+{
+	uint64_t host = __atomic_load_n(&t->hdr->host_epoch, __ATOMIC_ACQUIRE);
+	uint64_t guest = __atomic_load_n(&t->hdr->guest_epoch, __ATOMIC_ACQUIRE);
+
+	return host && host == guest;
+}
+
+/*
+ * Start a new epoch: the guest is stopped (or about to boot afresh) and
+ * everything it said about its frames is void.  Detach first, so that no
+ * state read from here on counts until the guest attaches again.
+ */
+void table_reset(struct table *t)
+{
+	uint64_t old = le64toh(t->hdr->host_epoch), epoch;
+
+	do
+		epoch = table_new_epoch();
+	while (epoch == old);
+	__atomic_store_n(&t->hdr->host_epoch, htole64(epoch), __ATOMIC_SEQ_CST);
+	memset(t->states, PAGEHINT_STABLE, t->nr_frames);
+	__atomic_store_n(&t->hdr->guest_epoch, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A pagehintd that died between claiming frames and releasing them left
+ * them BUSY, with the guest waiting.  Whether the punch happened is
+ * unknown, so release them as dropped: for an unused frame that costs
+ * nothing, a volatile one is re-read by the guest.
+ */
+void table_recover_busy(struct table *t)
+{
+	uint64_t pfn;
+
+	for (pfn = 0; pfn < t->nr_frames; pfn++) {
+		uint8_t s = load_state(&t->states[pfn]);
+
+		if (s & PAGEHINT_BUSY)
+			cas_state(&t->states[pfn], s,
+				  (s & PAGEHINT_STATE_MASK) | PAGEHINT_DISCARDED);
+	}
+}
+
+void table_count(const struct table *t, struct table_counts *c)
+{
+	unsigned int r;
+	uint64_t pfn;
+
+	memset(c, 0, sizeof(*c));
+	for (r = 0; r < t->nr_ranges; r++) {
+		for (pfn = t->ranges[r].first_pfn;
+		     pfn < t->ranges[r].first_pfn + t->ranges[r].nr_frames; pfn++) {
+			uint8_t s = load_state(&t->states[pfn]);
+
+			if (s & PAGEHINT_BUSY)
+				c->busy++;
+			else if ((s & PAGEHINT_STATE_MASK) == PAGEHINT_UNUSED)
+				(s & PAGEHINT_DISCARDED) ? c->unused_dropped++ : c->unused++;
+			else if ((s & PAGEHINT_STATE_MASK) == PAGEHINT_VOLATILE)
+				(s & PAGEHINT_DISCARDED) ? c->volatile_dropped++ : c->volatile_++;
+			else
+				c->stable++;
+		}
+	}
+}
+
+uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
+			uint64_t max_frames)
+{
+	unsigned int r;
+
+	for (r = 0; r < t->nr_ranges; r++) {
+		uint64_t first = t->ranges[r].first_pfn;
+		uint64_t end = first + t->ranges[r].nr_frames;
+		uint64_t p = *pfn > first ? *pfn : first, len;
+
+		for (; p < end; p++) {
+			if (load_state(&t->states[p]) != want)
+				continue;
+			for (len = 1; p + len < end && len < max_frames &&
+			     load_state(&t->states[p + len]) == want; len++)
+				;
+			*pfn = p;
+			return len;
+		}
+	}
+	*pfn = t->nr_frames;
+	return 0;
+}
+
+static uint64_t file_offset(const struct table *t, uint64_t pfn)
+{
+	unsigned int r;
+
+	for (r = 0; r < t->nr_ranges; r++)
+		if (pfn >= t->ranges[r].first_pfn &&
+		    pfn < t->ranges[r].first_pfn + t->ranges[r].nr_frames)
+			return t->ranges[r].file_offset +
+			       ((pfn - t->ranges[r].first_pfn) << FRAME_SHIFT);
+	return UINT64_MAX;
+}
+
+static int punch(struct table *t, uint64_t pfn, uint64_t len)
+{
+	t->hdr->host.punch_calls = htole64(le64toh(t->hdr->host.punch_calls) + 1);
+	return fallocate(t->ram_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			 file_offset(t, pfn), len << FRAME_SHIFT);
+}
+
+/* Punch a stretch of claimed frames and release them, dropped or not. */
+static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
+{
+	int ret = punch(t, pfn, len) ? -errno : 0;
+	uint8_t release = ret ? want : want | PAGEHINT_DISCARDED;
+	uint64_t i;
+
+	/* The guest may use a frame again as soon as it sees this store. */
+	for (i = 0; i < len; i++)
+		store_state(&t->states[pfn + i], release);
+	return ret;
+}
+
+int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
+{
+	uint64_t i, start = 0, claimed = 0, dropped = 0, lost = 0;
+	uint8_t busy = PAGEHINT_BUSY | want;
+	bool in_run = false;
+	int ret = 0;
+
+	/*
+	 * Claim the frames the guest has not taken back meanwhile; punch each
+	 * stretch of claimed frames with one call.
+	 */
+	for (i = 0; i <= len; i++) {
+		if (i < len && !ret && cas_state(&t->states[pfn + i], want, busy)) {
+			if (!in_run)
+				start = i;
+			in_run = true;
+			claimed++;
+			continue;
+		}
+		if (i < len && !ret)
+			lost++;
+		if (!in_run)
+			continue;
+		in_run = false;
+		ret = drop_claimed(t, want, pfn + start, i - start);
+		if (!ret)
+			dropped += i - start;
+	}
+	t->hdr->host.cas_lost = htole64(le64toh(t->hdr->host.cas_lost) + lost);
+	if (want == PAGEHINT_UNUSED)
+		t->hdr->host.dropped_unused = htole64(le64toh(t->hdr->host.dropped_unused) + dropped);
+	else
+		t->hdr->host.dropped_volatile =
+			htole64(le64toh(t->hdr->host.dropped_volatile) + dropped);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return claimed;
+}
+
+uint64_t ram_resident(const struct table *t)
+{
+	struct stat st;
+
+	return fstat(t->ram_fd, &st) ? 0 : (uint64_t)st.st_blocks * 512;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The host's side of the page-state table (<linux/pagehint.h>): create,
+ * attach and check the table and guest RAM files, and give back runs of
+ * unused frames.
+ */
+#ifndef PAGEHINT_TABLE_H
+#define PAGEHINT_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/pagehint.h>
+
+struct table {
+	int table_fd;
+	int ram_fd;
+	struct pagehint_header *hdr;
+	uint8_t *states;		/* hdr + header_size */
+	size_t table_size;		/* bytes mapped */
+	uint64_t ram_size;		/* bytes of the RAM file */
+	uint64_t nr_frames;
+	unsigned int nr_ranges;
+	struct {
+		uint64_t first_pfn, nr_frames, file_offset;
+	} ranges[PAGEHINT_MAX_RANGES];
+};
+
+/* Per-state frame counts from one pass over the table. */
+struct table_counts {
+	uint64_t stable, unused, volatile_, busy;
+	uint64_t unused_dropped, volatile_dropped;
+};
+
+/* Bytes of table needed for a guest of ram_size bytes on a q35 machine. */
+size_t table_size_for(uint64_t ram_size);
+int q35_layout(struct table *t, uint64_t ram_size);
+
+int table_create(const char *table_path, const char *ram_path, uint64_t ram_size,
+		 char *err, size_t errlen);
+int table_open(struct table *t, const char *table_path, const char *ram_path,
+	       char *err, size_t errlen);
+void table_close(struct table *t);
+int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+		       uint64_t ram_size, char *err, size_t errlen);
+
+uint64_t table_new_epoch(void);
+void table_reset(struct table *t);
+bool table_attached(const struct table *t);
+void table_recover_busy(struct table *t);
+void table_count(const struct table *t, struct table_counts *c);
+
+/*
+ * Find the next run of frames in state @want (without the DISCARDED bit)
+ * at or after *pfn, at most max_frames long and contiguous in the RAM
+ * file.  Returns the run's length (0: none left) and moves *pfn to its
+ * first frame.
+ */
+uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
+			uint64_t max_frames);
+
+/*
+ * Give back the memory of the run found by table_next_run: claim each
+ * frame with a compare-and-swap (the guest may win some), punch the
+ * claimed frames out of the RAM file and mark them dropped.  Returns the
+ * number of frames given back, or -1 with errno from fallocate.
+ */
+int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len);
+
+/* Host memory behind the RAM file, in bytes (its allocated blocks). */
+uint64_t ram_resident(const struct table *t);
+
+#endif
