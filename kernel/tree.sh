@@ -97,6 +97,9 @@ unpack() {
 	echo "$(installed_version)" > "$tree.tmp/.git/pagehint-base"
 	mv "$tree.tmp" "$tree"
 	unhide_new_files
+	# A fresh tree carries no commits of ours: it is in sync with an
+	# empty series, so prepare() applies kernel/patches to it.
+	tree_hash > "$synced"
 }
 
 apply_series() {
