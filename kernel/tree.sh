@@ -118,6 +118,10 @@ apply_series() {
 
 prepare() {
 	[ -d "$tree/.git" ] || unpack
+	# git am would start an automatic gc of the 90,000-file pristine
+	# commit in the background, which repacks refs under a concurrent
+	# format-patch and made "tree.sh check" fail at random.
+	git_tree config gc.auto 0
 	local tree_base want have last
 	tree_base=$(cat "$tree/.git/pagehint-base" 2>/dev/null || echo unknown)
 	[ "$tree_base" = "$base_version" ] ||
