@@ -88,6 +88,7 @@ unpack() {
 	mkdir -p "$tree.tmp"
 	tar -C "$tree.tmp" --strip-components=1 -xf "$tarball"
 	git -C "$tree.tmp" init -q
+	git -C "$tree.tmp" config gc.auto 0
 	# -f: the pristine commit is the package as shipped, .gitignore or not.
 	git -C "$tree.tmp" add -f -A .
 	git -C "$tree.tmp" -c user.name=pagehint -c user.email=pagehint@localhost \
@@ -118,9 +119,10 @@ apply_series() {
 
 prepare() {
 	[ -d "$tree/.git" ] || unpack
-	# git am would start an automatic gc of the 90,000-file pristine
-	# commit in the background, which repacks refs under a concurrent
-	# format-patch and made "tree.sh check" fail at random.
+	# git commit and git am would start an automatic gc of the
+	# 90,000-file pristine commit in the background, which repacks refs
+	# under a concurrent format-patch and made "tree.sh check" fail at
+	# random.  (Set again here for trees unpacked before this.)
 	git_tree config gc.auto 0
 	local tree_base want have last
 	tree_base=$(cat "$tree/.git/pagehint-base" 2>/dev/null || echo unknown)
