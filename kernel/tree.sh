@@ -56,7 +56,9 @@ check_base_version() {
 
 # Hash of a directory of format-patch files in series order.  Only the
 # patch text counts: format-patch is run with --zero-commit, so the hash
-# does not change when the same commits are re-applied.
+# does not change when the same commits are re-applied, and --full-index,
+# because abbreviated blob names grow with the number of objects and a
+# fresh tree has fewer than a worked-in one.
 series_hash() {
 	local dir=$1
 	if [ -f "$dir/series" ]; then
@@ -67,7 +69,7 @@ series_hash() {
 format_tree() {
 	local out=$1
 	mkdir -p "$out"
-	git_tree format-patch -q --zero-commit --no-signature -o "$out" pristine..HEAD
+	git_tree format-patch -q --zero-commit --no-signature --full-index -o "$out" pristine..HEAD
 	(cd "$out" && ls -1 *.patch 2>/dev/null || true) > "$out/series"
 }
 
