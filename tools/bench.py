@@ -20,14 +20,6 @@ SETUPS = [
 ]
 
 
-def tap(guest):
-    try:
-        with open(guest.path('tap.log'), errors='replace') as f:
-            return f.read()
-    except FileNotFoundError:
-        return ''
-
-
 def measure(name, opts, variant, mem_mib):
     guest = vm.Guest('bench', plan='bench', variant=variant, mem_mib=mem_mib, timeout=900,
                      **opts)
@@ -37,7 +29,7 @@ def measure(name, opts, variant, mem_mib):
         while guest.proc.poll() is None:
             now = time.monotonic() - guest.started
             samples.append((now, guest.resident_mib()))
-            for m in re.findall(r'^mark: (\S+)', tap(guest), re.M):
+            for m in re.findall(r'^mark: (\S+)', guest.read('tap.log'), re.M):
                 marks.setdefault(m, now)
             time.sleep(0.1)
         result = guest.wait()

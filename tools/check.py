@@ -115,14 +115,6 @@ def daemon_status(guest):
         return {}
 
 
-def read(guest, name):
-    try:
-        with open(guest.path(name), errors='replace') as f:
-            return f.read()
-    except FileNotFoundError:
-        return ''
-
-
 def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True):
     """Boot PLAN with pagehintd; SCENARIO(guest) acts on the running guest
     and returns its own results.  The run's results come after them."""
@@ -141,11 +133,11 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
 def give_back_scenario(guest):
     """512 MiB freed in the guest must leave the host within 1 s."""
     name = 'hinting: 512 MiB freed in the guest leaves the host within 1 s'
-    if not wait_for(lambda: 'mark: allocated' in read(guest, 'tap.log'), 300):
+    if not wait_for(lambda: 'mark: allocated' in guest.read('tap.log'), 300):
         return [(name, False, 'the guest never allocated (no mark in tap.log)')]
     time.sleep(1)
     before = guest.resident_mib()
-    if not wait_for(lambda: 'mark: freed' in read(guest, 'tap.log'), 60, step=0.005):
+    if not wait_for(lambda: 'mark: freed' in guest.read('tap.log'), 60, step=0.005):
         return [(name, False, 'the guest never freed (no mark in tap.log)')]
     freed_at = time.monotonic()
     target = before - 0.99 * 512
@@ -168,8 +160,8 @@ def stress_scenario(guest):
 
 def reboot_scenario(guest):
     wait_for(lambda: guest.proc.poll() is not None, guest.timeout)
-    log = read(guest, 'pagehintd.log')
-    boots = read(guest, 'console.log').count('page hinting on')
+    log = guest.read('pagehintd.log')
+    boots = guest.read('console.log').count('page hinting on')
     return [('hinting: pagehintd started a new epoch for the reboot',
              'guest reboots: new table epoch' in log, log.strip()[-300:]),
             ('hinting: both boots attached', boots == 2, '%d attached' % boots)]
@@ -177,7 +169,7 @@ def reboot_scenario(guest):
 
 def daemon_restart_scenario(guest):
     name = 'hinting: pagehintd killed with SIGKILL and restarted'
-    if not wait_for(lambda: 'mark: started' in read(guest, 'tap.log'), 300):
+    if not wait_for(lambda: 'mark: started' in guest.read('tap.log'), 300):
         return [(name, False, 'the guest test never started')]
     time.sleep(3)
     guest.stop_daemon(signal.SIGKILL)
@@ -188,7 +180,7 @@ def daemon_restart_scenario(guest):
     after = daemon_status(guest).get('dropped', {}).get('unused', 0)
     return [(name, after > before and guest.daemon.poll() is None,
              'frames given back: %d before the kill, %d after the restart; %s'
-             % (before, after, read(guest, 'pagehintd.log').strip()[-200:]))]
+             % (before, after, guest.read('pagehintd.log').strip()[-200:]))]
 
 
 def corrupt_magic(guest):

@@ -170,19 +170,20 @@ class Guest:
             self.daemon.wait()
         return self.daemon.returncode if self.daemon else None
 
+    def read(self, name):
+        """A file of the running guest's directory ('' until it exists)."""
+        try:
+            with open(self.path(name), errors='replace') as f:
+                return f.read()
+        except FileNotFoundError:
+            return ''
+
     def resident_mib(self):
         """Host memory behind the guest's RAM file: its allocated blocks."""
         try:
             return os.stat(self.path('ram')).st_blocks * 512 / (1 << 20)
         except FileNotFoundError:
             return 0.0
-
-    def tap_done(self):
-        try:
-            with open(self.path('tap.log'), errors='replace') as f:
-                return 'plan: done' in f.read()
-        except FileNotFoundError:
-            return False
 
     def wait(self):
         """Wait for QEMU to exit; kill it at the timeout."""
