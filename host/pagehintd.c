@@ -125,10 +125,17 @@ static int64_t give_back(struct table *t, uint64_t budget)
 /*
  * QEMU runs the guest with -action reboot=shutdown,shutdown=pause, so a
  * guest that reboots or powers off stops before running another
- * instruction.  For a reboot, start a new table epoch while it is
- * stopped, then reset and resume it: the new boot cannot touch a frame
- * that the old one had left unused before the host stops acting on it.
+ * instruction.  That action applies to every reset request, including
+ * an operator's system_reset and our own, which QEMU would turn into one
+ * more stop.  For a reboot, start a new table epoch while the guest is
+ * stopped, then switch the action to a real reset for the one reset we
+ * ask for, switch it back once QEMU reports the reset, and resume: the
+ * new boot cannot touch a frame that the old one had left unused before
+ * the host stops acting on it.
  */
+#define REBOOT_STOPS	"{\"reboot\": \"shutdown\", \"shutdown\": \"pause\"}"
+#define REBOOT_RESETS	"{\"reboot\": \"reset\"}"
+
 static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
 {
 	/* "cont" is refused until the reset has happened: wait for its event */
@@ -140,21 +147,23 @@ static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
 		timeout_ms = 0;
 		if (!strstr(line, "\"event\""))
 			continue;
-		if (strstr(line, "\"SHUTDOWN\"") && strstr(line, "\"guest-reset\"")) {
+		if (strstr(line, "\"SHUTDOWN\"") &&
+		    (strstr(line, "\"guest-reset\"") || strstr(line, "\"host-qmp-system-reset\""))) {
 			table_reset(t);
 			fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
-			qmp_execute(q, "system_reset");
+			qmp_execute(q, "set-action", REBOOT_RESETS);
+			qmp_execute(q, "system_reset", NULL);
 			resetting = 1;
 		} else if (strstr(line, "\"RESET\"") && resetting) {
 			resetting = 0;
-			qmp_execute(q, "cont");
+			qmp_execute(q, "set-action", REBOOT_STOPS);
+			qmp_execute(q, "cont", NULL);
 		} else if (strstr(line, "\"SHUTDOWN\"") &&
 			   (strstr(line, "\"guest-shutdown\"") || strstr(line, "\"guest-panic\""))) {
 			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
-			qmp_execute(q, "quit");
-		} else if (strstr(line, "\"RESET\"") && !strstr(line, "\"guest-reset\"") &&
-			   !strstr(line, "\"host-qmp-system-reset\"")) {
-			/* a reset nobody paused for: the new boot may already run */
+			qmp_execute(q, "quit", NULL);
+		} else if (strstr(line, "\"RESET\"")) {
+			/* a reset that did not stop first: the new boot may already run */
 			table_reset(t);
 			fprintf(stderr, "pagehintd: unexpected guest reset (%s): new table epoch\n",
 				line);
@@ -182,6 +191,9 @@ static int cmd_run(const struct options *o)
 		table_close(&t);
 		return 1;
 	}
+	/* a daemon killed in the middle of a reboot may have left it resetting */
+	if (o->qmp)
+		qmp_execute(&q, "set-action", REBOOT_STOPS);
 	table_recover_busy(&t);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

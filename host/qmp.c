@@ -12,11 +12,18 @@
 
 #define fail(...) ({ snprintf(err, errlen, __VA_ARGS__); -1; })
 
-int qmp_execute(struct qmp *q, const char *command)
+int qmp_execute(struct qmp *q, const char *command, const char *arguments)
 {
 	char msg[256];
-	int n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\"}\n", command);
+	int n;
 
+	if (arguments)
+		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\", \"arguments\": %s}\n",
+			     command, arguments);
+	else
+		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\"}\n", command);
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		return -1;
 	return write(q->fd, msg, n) == n ? 0 : -1;
 }
 
@@ -80,7 +87,7 @@ int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
 		if (eof)
 			break;
 		if (line && strstr(line, "\"QMP\"")) {
-			qmp_execute(q, "qmp_capabilities");
+			qmp_execute(q, "qmp_capabilities", NULL);
 			continue;
 		}
 		if (line && strstr(line, "\"return\""))

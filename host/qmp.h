@@ -15,7 +15,8 @@ struct qmp {
 };
 
 int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen);
-int qmp_execute(struct qmp *q, const char *command);
+/* Send one command; arguments is a JSON object's text, or NULL for none. */
+int qmp_execute(struct qmp *q, const char *command, const char *arguments);
 /*
  * Wait up to timeout_ms for input; return the next complete line (without
  * its newline) or NULL.  Sets *eof when QEMU closed the connection.

@@ -194,9 +194,7 @@ def stage_hinting():
     results = []
     results += hinted_boot('give-back', give_back_scenario)
     results += hinted_boot('stress', stress_scenario)
-    # Not yet: after pagehintd's system_reset and cont the second boot
-    # never starts (issue 3 stays open); the scenario is kept for that work.
-    # results += hinted_boot('reboot', reboot_scenario)
+    results += hinted_boot('reboot', reboot_scenario)
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False)
     return results
