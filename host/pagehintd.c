@@ -6,7 +6,9 @@
  * the host (<linux/pagehint.h>, docs/protocol.md).  pagehintd maps that
  * table and the file behind the guest's RAM, and punches the frames the
  * guest marked unused out of the file, so the host holds only what the
- * guest uses.  It never touches a stable frame.
+ * guest uses.  Given a target size, it also punches out frames the guest
+ * marked volatile (clean cache it can read again) until the host holds no
+ * more than the target.  It never touches a stable frame.
  *
  *   pagehintd init   --table F --ram F --mem-mib N   create the files
  *   pagehintd run    --table F --ram F [options]     the daemon
@@ -17,6 +19,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "giveback.h"
 #include "qmp.h"
 #include "table.h"
 
 #define MiB		(1ULL << 20)
-#define MAX_RUN		512	/* frames per punch: 2 MiB */
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC };
 
@@ -39,15 +42,50 @@ struct options {
 	unsigned long interval_ms;	/* periodic: between passes */
 	unsigned long rate_mib_s;	/* 0: unlimited */
 	unsigned long status_ms;	/* 0: no status */
+	long target_mib;		/* -1: none, volatile frames are kept */
+	const char *target_file;	/* re-read on SIGHUP */
+	int chaos;			/* drop unused and volatile at once */
 	int json;
 };
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, reread_target;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	if (sig == SIGHUP)
+		reread_target = 1;
+	else
+		stopping = 1;
+}
+
+/* The target file holds a number of MiB, or "none". */
+static int read_target_file(const char *path, long *target_mib)
+{
+	char buf[64], *end;
+	FILE *f = fopen(path, "r");
+	unsigned long v;
+
+	if (!f) {
+		fprintf(stderr, "pagehintd: cannot read target file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, " \t\n")] = 0;
+	if (!strcmp(buf, "none")) {
+		*target_mib = -1;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || !buf[0] || *end || buf[0] == '-' || v > LONG_MAX / MiB) {
+		fprintf(stderr, "pagehintd: target file %s holds '%s', not a number of MiB or \"none\"; target unchanged\n",
+			path, buf);
+		return -1;
+	}
+	*target_mib = v;
+	return 0;
 }
 
 static double now_s(void)
@@ -100,28 +138,6 @@ static void report(const struct table *t, int json, double since)
 	fflush(stdout);
 }
 
-/* One pass over the table; returns frames given back, or -1. */
-static int64_t give_back(struct table *t, uint64_t budget)
-{
-	uint64_t pfn = 0, len, total = 0;
-	int64_t n;
-
-	while (total < budget && !stopping && table_attached(t) &&
-	       (len = table_next_run(t, PAGEHINT_UNUSED, &pfn, MAX_RUN))) {
-		if (len > budget - total)
-			len = budget - total;
-		n = table_drop_run(t, PAGEHINT_UNUSED, pfn, len);
-		if (n < 0) {
-			fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
-				"the guest RAM file", strerror(errno));
-			return -1;
-		}
-		total += n;
-		pfn += len;
-	}
-	return total;
-}
-
 /*
  * QEMU runs the guest with -action reboot=shutdown,shutdown=pause, so a
  * guest that reboots or powers off stops before running another
@@ -172,6 +188,15 @@ static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
 	return eof ? -1 : 0;
 }
 
+static void report_target(long target_mib)
+{
+	if (target_mib < 0)
+		fprintf(stderr, "pagehintd: no target: volatile frames are kept\n");
+	else
+		fprintf(stderr, "pagehintd: target %ld MiB: volatile frames go while above it\n",
+			target_mib);
+}
+
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -180,7 +205,11 @@ static int cmd_run(const struct options *o)
 	char err[512];
 	struct table t;
 	struct qmp q = { .fd = -1 };
+	long target_mib = o->chaos ? 0 : o->target_mib;
 	int ret = 0;
+
+	if (o->target_file && read_target_file(o->target_file, &target_mib))
+		return 1;
 
 	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
 		fprintf(stderr, "pagehintd: %s\n", err);
@@ -197,11 +226,17 @@ static int cmd_run(const struct options *o)
 	table_recover_busy(&t);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (o->chaos)
+		fprintf(stderr, "pagehintd: chaos mode: every unused and volatile frame goes at once\n");
+	else
+		report_target(target_mib);
 
 	while (!stopping) {
 		double now = now_s();
 		uint64_t budget = UINT64_MAX;
-		int wait_ms = o->policy == POLICY_PERIODIC ? (int)o->interval_ms : 10;
+		int wait_ms = o->policy == POLICY_PERIODIC ? (int)o->interval_ms :
+			      o->chaos ? 1 : 10;
 
 		if (rate) {
 			tokens += (now - last_refill) * rate;
@@ -210,14 +245,22 @@ static int cmd_run(const struct options *o)
 			last_refill = now;
 			budget = (uint64_t)tokens;
 		}
+		if (reread_target) {
+			reread_target = 0;
+			if (o->target_file && !read_target_file(o->target_file, &target_mib))
+				report_target(target_mib);
+		}
 		if (o->policy == POLICY_IMMEDIATE || now - last_pass >= o->interval_ms / 1000.0) {
-			int64_t n = give_back(&t, budget);
+			struct giveback_pass done;
 
-			if (n < 0) {
+			if (giveback_pass(&t, budget, target_mib < 0 ? GIVEBACK_NO_TARGET :
+					  target_mib * (long long)MiB, &stopping, &done)) {
+				fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
+					o->ram, strerror(errno));
 				ret = 1;
 				break;
 			}
-			tokens -= n;
+			tokens -= done.unused + done.volatile_;
 			last_pass = now;
 		}
 		if (o->status_ms && now - last_status >= o->status_ms / 1000.0) {
@@ -274,6 +317,7 @@ static void usage(FILE *f)
 		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
 		"                        [--policy immediate|periodic] [--interval-ms N]\n"
 		"                        [--rate-mib-s N] [--status-ms N] [--json]\n"
+		"                        [--target-mib N | --target-file FILE | --chaos]\n"
 		"       pagehintd status --table FILE --ram FILE [--json]\n"
 		"       pagehintd table-size --mem-mib N\n");
 }
@@ -302,11 +346,15 @@ int main(int argc, char **argv)
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{ "rate-mib-s", required_argument, NULL, 'l' },
 		{ "status-ms", required_argument, NULL, 's' },
+		{ "target-mib", required_argument, NULL, 'T' },
+		{ "target-file", required_argument, NULL, 'F' },
+		{ "chaos", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
-	struct options o = { .interval_ms = 1000 };
+	struct options o = { .interval_ms = 1000, .target_mib = -1 };
+	unsigned long target;
 	const char *cmd;
 	int c;
 
@@ -353,6 +401,21 @@ int main(int argc, char **argv)
 			if (parse_number(optarg, "status-ms", &o.status_ms))
 				return 2;
 			break;
+		case 'T':
+			if (parse_number(optarg, "target-mib", &target))
+				return 2;
+			if (target > LONG_MAX / MiB) {
+				fprintf(stderr, "pagehintd: --target-mib %lu is too large\n", target);
+				return 2;
+			}
+			o.target_mib = target;
+			break;
+		case 'F':
+			o.target_file = optarg;
+			break;
+		case 'C':
+			o.chaos = 1;
+			break;
 		case 'j':
 			o.json = 1;
 			break;
@@ -391,6 +454,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return cmd_init(&o);
+	}
+	if (!!o.chaos + (o.target_mib >= 0) + !!o.target_file > 1) {
+		fprintf(stderr, "pagehintd: --target-mib, --target-file and --chaos exclude each other\n");
+		return 2;
+	}
+	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
+		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic, no --rate-mib-s\n");
+		return 2;
 	}
 	if (o.policy == POLICY_PERIODIC && !o.interval_ms) {
 		fprintf(stderr, "pagehintd: --interval-ms must be positive\n");
