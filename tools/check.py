@@ -115,11 +115,12 @@ def daemon_status(guest):
         return {}
 
 
-def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True):
+def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True,
+                daemon_args=(), cmdline=''):
     """Boot PLAN with pagehintd; SCENARIO(guest) acts on the running guest
     and returns its own results.  The run's results come after them."""
-    guest = vm.Guest(plan, plan=plan, mem_mib=mem_mib, timeout=timeout,
-                     daemon_args=[] if daemon else None, before_qemu=prepare)
+    guest = vm.Guest(plan, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
+                     daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare)
     results = []
     try:
         guest.start()
@@ -183,6 +184,14 @@ def daemon_restart_scenario(guest):
              % (before, after, guest.read('pagehintd.log').strip()[-200:]))]
 
 
+def volatile_scenario(guest):
+    wait_for(lambda: guest.proc.poll() is not None, guest.timeout)
+    status = daemon_status(guest)
+    dropped = status.get('dropped', {}).get('volatile', 0)
+    return [('hinting: pagehintd dropped volatile page cache', dropped > 8000,
+             'dropped %d volatile frames' % dropped)]
+
+
 def corrupt_magic(guest):
     """Damage the table the way a stale or foreign file would look."""
     with open(guest.path('table'), 'r+b') as f:
@@ -197,6 +206,8 @@ def stage_hinting():
     results += hinted_boot('reboot', reboot_scenario)
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False)
+    results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
+                           cmdline='page_states.volatile_scan_ms=100')
     return results
 
 

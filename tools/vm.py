@@ -97,6 +97,9 @@ class Guest:
     def command(self, accel):
         mem = '%dM' % self.mem_mib
         append = 'console=ttyS0 panic=-1 plan=%s %s' % (self.plan, self.cmdline)
+        if self.variant == 'debug':
+            # CONFIG_PAGE_STATES_DEBUG unmaps volatile folios through it
+            append += ' debug_pagealloc=on'
         cmd = [QEMU, '-nodefaults', '-display', 'none',
                '-machine', 'q35,memory-backend=ram',
                '-m', mem, '-smp', '%d,maxcpus=%d' % (self.cpus, self.maxcpus),
