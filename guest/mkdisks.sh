@@ -8,10 +8,12 @@
 #               tell a zero page from the real thing
 #   swap.img    a swap partition
 # The runs never write these: the launcher gives each run its own copy.
+# DATA_MIB sizes the files, DISKS_DIR puts the disks elsewhere, and
+# SOURCE_DIR adds a copy of a source tree as src/ (for the benchmark).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$top/build/disks
+out=${DISKS_DIR:-$top/build/disks}
 data_mib=${DATA_MIB:-64}
 swap_mib=${SWAP_MIB:-512}
 
@@ -35,9 +37,14 @@ while [ "$remaining" -ge $((8 << 20)) ]; do
 	i=$((i + 1))
 done
 (cd "$out/data" && sha256sum file*) > "$out/data.sha256"
+src_mib=0
+if [ -n "${SOURCE_DIR:-}" ]; then
+	cp -r "$SOURCE_DIR" "$out/data/src"
+	src_mib=$(du -sm "$out/data/src" | cut -f1)
+fi
 
 rm -f "$out/data.img"
-mkfs.ext4 -q -F -d "$out/data" -L pagehint-data "$out/data.img" $((data_mib * 5 / 4 + 16))M >/dev/null
+mkfs.ext4 -q -F -d "$out/data" -L pagehint-data "$out/data.img" $(((data_mib + src_mib) * 5 / 4 + 16))M >/dev/null
 rm -rf "$out/data"
 
 rm -f "$out/swap.img"

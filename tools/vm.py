@@ -68,7 +68,8 @@ class Result:
 class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
-                 balloon=False, daemon_args=None, before_qemu=None, log_dir=None):
+                 balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
+                 disks_dir=None):
         self.name = name
         self.plan = plan
         self.variant = variant
@@ -86,6 +87,7 @@ class Guest:
         self.daemon_args = daemon_args
         self.daemon = None
         self.before_qemu = before_qemu  # called with the guest once its files exist
+        self.disks_dir = disks_dir or os.path.join(BUILD, 'disks')
         self.run_dir = os.path.join('/dev/shm', 'pagehint-%s-%d' % (name, os.getpid()))
         self.log_dir = log_dir or os.path.join(BUILD, 'logs', name)
         self.proc = None
@@ -137,9 +139,8 @@ class Guest:
         accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
         shutil.rmtree(self.run_dir, ignore_errors=True)
         os.makedirs(self.run_dir)
-        disks = os.path.join(BUILD, 'disks')
         for disk in ('data.img', 'swap.img'):
-            subprocess.run(['cp', '--sparse=always', os.path.join(disks, disk),
+            subprocess.run(['cp', '--sparse=always', os.path.join(self.disks_dir, disk),
                             self.path(disk)], check=True)
         subprocess.run([PAGEHINTD, 'init', '--table', self.path('table'),
                         '--ram', self.path('ram'), '--mem-mib', str(self.mem_mib)], check=True)
