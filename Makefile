@@ -31,7 +31,7 @@ export:
 kernel: tree
 	@kernel/build.sh $(VARIANT)
 
-$(B)/disks/data.img $(B)/disks/data.sha256: guest/mkdisks.sh
+$(B)/disks/data.img $(B)/disks/data.sha256 $(B)/disks/data.erofs: guest/mkdisks.sh
 	@guest/mkdisks.sh
 
 disks: $(B)/disks/data.img

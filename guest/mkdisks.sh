@@ -6,6 +6,8 @@
 #               checksums are in data.sha256, which the host keeps and the
 #               initramfs carries, so a test that reads a file back can
 #               tell a zero page from the real thing
+#   data.erofs  the same files in EROFS, read-only: unlike ext4 in 6.12,
+#               EROFS puts its files in large folios
 #   swap.img    a swap partition
 # The runs never write these: the launcher gives each run its own copy.
 # DATA_MIB sizes the files, DISKS_DIR puts the disks elsewhere, and
@@ -45,9 +47,11 @@ fi
 
 rm -f "$out/data.img"
 mkfs.ext4 -q -F -d "$out/data" -L pagehint-data "$out/data.img" $(((data_mib + src_mib) * 5 / 4 + 16))M >/dev/null
+rm -f "$out/data.erofs"
+mkfs.erofs --quiet --all-root --exclude-path=src "$out/data.erofs" "$out/data" >/dev/null
 rm -rf "$out/data"
 
 rm -f "$out/swap.img"
 truncate -s "${swap_mib}M" "$out/swap.img"
 mkswap -q "$out/swap.img" 2>/dev/null || /sbin/mkswap -q "$out/swap.img"
-echo "disks: $out/data.img ($i files, ${data_mib} MiB), $out/swap.img (${swap_mib} MiB)"
+echo "disks: $out/data.img ($i files, ${data_mib} MiB), $out/data.erofs, $out/swap.img (${swap_mib} MiB)"

@@ -13,6 +13,7 @@ packages=(
 	qemu-system-x86		# TCG (or KVM where it works) guest
 	busybox-static		# guest userspace
 	e2fsprogs		# mkfs.ext4 -d for the data disk
+	erofs-utils		# mkfs.erofs: the same files where large folios are used
 	libcmocka-dev		# host-side unit tests
 	pkg-config
 )

@@ -27,7 +27,7 @@ SETUPS = [
 
 def make_disks():
     """300 MiB of files to read, and a source tree to grep."""
-    if os.path.exists(os.path.join(BENCH_DISKS, 'data.img')):
+    if os.path.exists(os.path.join(BENCH_DISKS, 'data.erofs')):
         return
     subprocess.run([os.path.join(vm.TOP, 'guest', 'mkdisks.sh')], check=True,
                    env=dict(os.environ, DATA_MIB='300', SWAP_MIB='64',

@@ -207,7 +207,7 @@ def stage_hinting():
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False)
     results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
-                           cmdline='page_states.volatile_scan_ms=100')
+                           cmdline='page_states.volatile_scan_ms=100', timeout=480)
     return results
 
 

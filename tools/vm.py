@@ -112,6 +112,8 @@ class Guest:
                '-device', 'ivshmem-plain,memdev=pagestates',
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
+               '-drive', 'file=%s,if=virtio,format=raw,readonly=on'
+               % os.path.join(self.disks_dir, 'data.erofs'),
                '-kernel', kernel_image(self.variant),
                '-initrd', initramfs(self.variant),
                '-append', append.strip(),
@@ -139,6 +141,8 @@ class Guest:
         accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
         shutil.rmtree(self.run_dir, ignore_errors=True)
         os.makedirs(self.run_dir)
+        if not os.path.exists(os.path.join(self.disks_dir, 'data.erofs')):
+            raise FileNotFoundError('%s/data.erofs is missing: run "make disks"' % self.disks_dir)
         for disk in ('data.img', 'swap.img'):
             subprocess.run(['cp', '--sparse=always', os.path.join(self.disks_dir, disk),
                             self.path(disk)], check=True)

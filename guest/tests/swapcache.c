@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swapcache - check memory whose swap cache the host may have dropped.
+ *
+ *   swapcache anon|shmem MIB [swapoff DEVICE]
+ *
+ * Clean swap cache that nobody maps may be volatile: the host drops its
+ * frames, and the guest must read them again from swap when it next uses
+ * them.  This stamps MIB MiB of anonymous (or shmem, through a memfd)
+ * memory with a pattern, and then makes every page pass through unmapped
+ * clean swap cache, twice:
+ *
+ *  1. MADV_PAGEOUT writes the pages to swap; they stay in the swap cache,
+ *     clean and unmapped, until reclaim needs the memory.
+ *  2. After a pause (the scanner makes them volatile, a host in chaos mode
+ *     drops them), every word is checked: the swap-in faults find the
+ *     folios in the swap cache.
+ *  3. MADV_PAGEOUT again unmaps and frees the (clean) folios, and
+ *     MADV_WILLNEED reads them back by swap readahead, into swap cache
+ *     that nobody maps; after a pause, every word is checked again.
+ *
+ * With "swapoff DEVICE", the second check runs after swapoff(2), which
+ * brings everything in through the swapoff path instead of faults, and
+ * swapoff must have read dropped folios again itself.  Half
+ * of the pages are rewritten before the second round, so that dirty
+ * pages, which must never be volatile, are part of it.  Any word that
+ * differs is reported and the test fails; a dropped folio that is not
+ * read again shows up as zeroes or as SIGBUS.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/swap.h>
+#include <unistd.h>
+
+#define PAUSE_US	1500000	/* more than a few scans at 100 ms */
+
+static uint64_t pattern(uint64_t round, uint64_t word)
+{
+	return (word + 1) * 0x9e3779b97f4a7c15ull ^ (round << 56 | round);
+}
+
+static int advise(void *mem, size_t len, int advice, const char *name)
+{
+	if (madvise(mem, len, advice)) {
+		fprintf(stderr, "swapcache: madvise(%s): %s\n", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Words of page @page belong to round @round. */
+static void stamp(uint64_t *words, size_t page, uint64_t round)
+{
+	size_t per_page = 4096 / sizeof(*words), i;
+
+	for (i = page * per_page; i < (page + 1) * per_page; i++)
+		words[i] = pattern(round, i);
+}
+
+/* A /proc/vmstat counter, -1 if there is none. */
+static long vmstat(const char *name)
+{
+	char key[64];
+	long value, found = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fscanf(f, "%63s %ld", key, &value) == 2)
+		if (!strcmp(key, name))
+			found = value;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static long check(const uint64_t *words, size_t pages, const uint64_t *rounds,
+		  const char *when)
+{
+	size_t per_page = 4096 / sizeof(*words), i;
+	long bad = 0;
+
+	for (i = 0; i < pages * per_page; i++) {
+		if (words[i] == pattern(rounds[i / per_page], i))
+			continue;
+		if (bad++ < 5)
+			fprintf(stderr, "swapcache: %s: word %zu (page %zu) is %#llx, not %#llx\n",
+				when, i, i / per_page, (unsigned long long)words[i],
+				(unsigned long long)pattern(rounds[i / per_page], i));
+	}
+	printf("%s: %zu pages checked, %ld bad words\n", when, pages, bad);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	const char *swap_dev = NULL;
+	uint64_t *words, *rounds;
+	size_t len, pages, p;
+	int shmem, fd = -1;
+	long bad = 0;
+
+	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "swapoff"))) {
+		fprintf(stderr, "usage: swapcache anon|shmem MIB [swapoff DEVICE]\n");
+		return 2;
+	}
+	shmem = !strcmp(argv[1], "shmem");
+	if (!shmem && strcmp(argv[1], "anon")) {
+		fprintf(stderr, "swapcache: %s: neither anon nor shmem\n", argv[1]);
+		return 2;
+	}
+	if (argc == 5)
+		swap_dev = argv[4];
+	len = strtoul(argv[2], NULL, 10) << 20;
+	pages = len / 4096;
+	rounds = calloc(pages, sizeof(*rounds));
+	if (!len || !rounds) {
+		fprintf(stderr, "swapcache: bad size %s\n", argv[2]);
+		return 2;
+	}
+	if (shmem) {
+		fd = memfd_create("swapcache", 0);
+		if (fd < 0 || ftruncate(fd, len)) {
+			perror("swapcache: memfd");
+			return 1;
+		}
+	}
+	words = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     shmem ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS, fd, 0);
+	if (words == MAP_FAILED) {
+		perror("swapcache: mmap");
+		return 1;
+	}
+
+	for (p = 0; p < pages; p++)
+		stamp(words, p, rounds[p] = 1);
+	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT"))
+		return 1;
+	usleep(PAUSE_US);
+	bad += check(words, pages, rounds, "swapped out, swap cache dropped");
+
+	/* Dirty half of them: these must be written out, never dropped. */
+	for (p = 0; p < pages; p += 2)
+		stamp(words, p, rounds[p] = 2);
+	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT") ||
+	    advise(words, len, MADV_WILLNEED, "MADV_WILLNEED"))
+		return 1;
+	usleep(PAUSE_US);
+	if (swap_dev) {
+		long rereads = vmstat("page_states_swap_reread");
+
+		if (swapoff(swap_dev)) {
+			fprintf(stderr, "swapcache: swapoff %s: %s\n", swap_dev, strerror(errno));
+			return 1;
+		}
+		rereads = vmstat("page_states_swap_reread") - rereads;
+		printf("swapoff read %ld dropped folios again\n", rereads);
+		/* The readahead left nothing but dropped clean swap cache. */
+		if (rereads <= 0)
+			bad++;
+		bad += check(words, pages, rounds, "after swapoff");
+	} else {
+		bad += check(words, pages, rounds, "read ahead, swap cache dropped");
+	}
+	return bad ? 1 : 0;
+}
