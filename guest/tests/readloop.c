@@ -4,12 +4,14 @@
  * the volatile page cache, a read may first have to make the folios it
  * finds stable again.
  *
- *   readloop FILE ROUNDS
+ *   readloop FILE ROUNDS [PAUSE_MS [MARK]]
  *
  * Reads FILE once to cache it, then ROUNDS more times in 64 KiB reads,
- * sleeping 1.5 s between rounds so that the scanner can make the cache
- * volatile again in between.  Prints the mean nanoseconds per MiB read,
- * timing only the reads.
+ * sleeping PAUSE_MS (1500 by default) between rounds: with a pause the
+ * scanner can make the cache volatile again in between, without one the
+ * file stays hot.  Prints the median nanoseconds per MiB read over the
+ * rounds, timing only the reads, and reports it to the host as
+ * "mark: MARK <ns>" (MARK: readloop-ns-per-mib by default).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -32,32 +34,48 @@ static double read_once(int fd, unsigned long *bytes)
 	return (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long rounds, r, bytes, total = 0;
-	double ns = 0;
+	unsigned long rounds, r, bytes, pause_ms = 1500;
+	const char *mark = "readloop-ns-per-mib";
+	double *ns, median;
 	int fd;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: readloop FILE ROUNDS\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: readloop FILE ROUNDS [PAUSE_MS [MARK]]\n");
 		return 2;
 	}
 	rounds = strtoul(argv[2], NULL, 0);
+	if (argc > 3)
+		pause_ms = strtoul(argv[3], NULL, 0);
+	if (argc > 4)
+		mark = argv[4];
 	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || !rounds) {
+	ns = calloc(rounds ? rounds : 1, sizeof(*ns));
+	if (fd < 0 || !rounds || !ns) {
 		perror(argv[1]);
 		return 1;
 	}
 	read_once(fd, &bytes);
 	for (r = 0; r < rounds; r++) {
-		usleep(1500000);
-		ns += read_once(fd, &bytes);
-		total += bytes;
+		if (pause_ms)
+			usleep(pause_ms * 1000);
+		ns[r] = read_once(fd, &bytes);
+		if (!bytes)
+			return 1;
+		ns[r] /= bytes / 1048576.0;
 	}
-	if (!total)
-		return 1;
-	ns /= total / 1048576.0;
-	printf("readloop: %.0f ns per MiB read from the cache\n", ns);
-	dprintf(3, "mark: readloop-ns-per-mib %.0f\n", ns);
+	qsort(ns, rounds, sizeof(*ns), by_value);
+	median = rounds % 2 ? ns[rounds / 2] : (ns[rounds / 2 - 1] + ns[rounds / 2]) / 2;
+	printf("readloop: %.0f ns per MiB read from the cache (median of %lu)\n",
+	       median, rounds);
+	dprintf(3, "mark: %s %.0f\n", mark, median);
 	return 0;
 }
