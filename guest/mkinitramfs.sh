@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build build/initramfs-VARIANT.cpio.gz: busybox, /init, the test plans,
-# the project's statically linked test programs, the data disk's checksums
+# the project's statically linked test programs, the kernel's own
+# selftests/mm programs (guest/build-selftests-mm.sh), the data disk's checksums
 # and the runner self-test's KUnit module (built against that variant's
 # kernel, so it needs kernel/build.sh VARIANT first).
 set -eu
@@ -27,6 +28,10 @@ cp "$top/build/disks/data.sha256" "$stage/data.sha256"
 for src in "$top"/guest/tests/*.c; do
 	gcc -static -O2 -Wall -Wextra -Werror -o "$stage/tests/$(basename "$src" .c)" "$src"
 done
+
+# The kernel's own selftests/mm programs that the selftests-mm plan runs.
+"$top/guest/build-selftests-mm.sh" "$stage/selftests/mm"
+install -m 755 "$top/guest/selftests-mm/run" "$stage/selftests/run"
 
 # The self-test module is built in a copy, so the repository stays clean.
 kdir=$top/build/kunit-fail-$variant
