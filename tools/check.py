@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """The test runner behind "make check".
 
-  check.py all          every stage below, then "N passed, N failed"
-  check.py boot PLAN    boot the guest once with PLAN and judge the run
+  check.py all            every stage below, then "N passed, N failed"
+  check.py stage NAME...  only the named stages (host, series, guest,
+                          hinting, selftests_mm, selftest)
+  check.py boot PLAN      boot the guest once with PLAN and judge the run
 
 Stages: host unit tests, the patch series (exported, checkpatch --strict),
-the guest (its tests, KUnit, a clean console), and the runner's own
+the guest (its tests, KUnit, a clean console), hinting end to end, the
+kernel's own selftests/mm with hinting off and on, and the runner's own
 self-test: a failing guest test, a failing KUnit case and a hung guest
 must each fail a run, with a message that names the cause.
 Exits non-zero when anything failed.
@@ -116,10 +119,12 @@ def daemon_status(guest):
 
 
 def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True,
-                daemon_args=(), cmdline=''):
+                daemon_args=(), cmdline='', name=None):
     """Boot PLAN with pagehintd; SCENARIO(guest) acts on the running guest
-    and returns its own results.  The run's results come after them."""
-    guest = vm.Guest(plan, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
+    and returns its own results.  The run's results come after them.
+    NAME (default: PLAN) names the boot in the results and build/logs/."""
+    name = name or plan
+    guest = vm.Guest(name, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
                      daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare)
     results = []
     try:
@@ -128,7 +133,7 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
         result = guest.wait()
     finally:
         guest.cleanup()
-    return results + guestlog.evaluate(result, 'boot ' + plan, kunit_detail=False)
+    return results + guestlog.evaluate(result, 'boot ' + name, kunit_detail=False)
 
 
 def give_back_scenario(guest):
@@ -211,6 +216,174 @@ def stage_hinting():
     return results
 
 
+# The kernel's own tools/testing/selftests/mm programs, built from the
+# guest kernel's tree (guest/plans/selftests-mm says which, and which not
+# and why), booted twice:
+#   off  page_states=off and no pagehintd: the guest kernel as if the
+#        series were not there
+#   on   pagehintd --chaos (every unused and volatile frame dropped the
+#        moment it appears) and a volatile page cache scan every 100 ms
+# Every test passing off must pass on, and every sub-test that passes off
+# must pass on.  A sub-test that skips is reported with its reason, never
+# counted as passed silently; a program that skips as a whole fails (the
+# plan holds only programs that run here).
+SELFTESTS_MM_PLAN = 'selftests-mm'
+SELFTESTS_MM_MODES = (
+    ('off', dict(daemon=False, cmdline='page_states=off')),
+    ('on', dict(daemon_args=['--chaos'], cmdline='page_states.volatile_scan_ms=100')),
+)
+# Frames of page cache that pagehintd must have dropped in the "on" boot:
+# the programs' text and the tests' files on the scratch disk.
+SELFTESTS_MM_MIN_DROPPED = 1000
+
+
+def selftests_mm_plan():
+    """The plan's test names, in order (its first line prepares the disk)."""
+    with open(os.path.join(TOP, 'guest', 'plans', SELFTESTS_MM_PLAN)) as f:
+        names = [l.split(':', 1)[0] for l in f.read().splitlines()
+                 if l.strip() and not l.startswith('#')]
+    return names[1:]
+
+
+def selftest_cases(lines):
+    """What one selftests/mm program printed, as {sub-test: (status, reason)}
+    with status 'ok', 'fail' or 'skip', plus its run time ('' if unknown).
+    Sub-tests are KTAP lines ("ok 3 name # SKIP why") or uffd-unit-tests'
+    own ("Testing minor on shmem... done")."""
+    cases, seconds = {}, ''
+    for line in lines:
+        m = re.match(r'(not ok|ok) (\d+) ?(.*)$', line)
+        if m:
+            desc, directive = (m.group(3).split('#', 1) + [''])[:2]
+            key = '%s %s' % (m.group(2), desc.strip())
+            if re.match(r'\s*SKIP', directive, re.I):
+                cases[key] = ('skip', re.sub(r'^\s*SKIP\s*', '', directive, flags=re.I).strip())
+            elif m.group(1) == 'ok' or re.match(r'\s*XFAIL', directive, re.I):
+                cases[key] = ('ok', '')
+            else:
+                cases[key] = ('fail', directive.strip())
+            continue
+        m = re.search(r'Testing (.+?)\.\.\. (done|skipped|failed)(.*)$', line)
+        if m:
+            status = {'done': 'ok', 'skipped': 'skip', 'failed': 'fail'}[m.group(2)]
+            reason = re.sub(r'^\s*\[reason: (.*)\]\s*$', r'\1', m.group(3)).strip()
+            cases[m.group(1)] = (status, reason)
+            continue
+        m = re.match(r'selftest: exit status \d+ after ([\d.]+) s', line)
+        if m:
+            seconds = m.group(1)
+    return cases, seconds
+
+
+def selftests_mm_boot(mode, kw):
+    """One boot of the plan: {test: (passed, why, cases)} and the boot's
+    own results (finished in time, no oops, KUnit)."""
+    seen = {}
+
+    def scenario(guest):
+        wait_for(lambda: guest.proc.poll() is not None, guest.timeout)
+        seen['status'] = daemon_status(guest)
+        return []
+
+    def scratch_disk(guest):
+        # The guest's second disk becomes an ext4 scratch filesystem for
+        # the tests' files and a swap file (busybox makes only ext2, where
+        # fallocate(), which cow's tmpfile tests use, is not supported).
+        subprocess.run(['mkfs.ext4', '-q', '-F', '-L', 'scratch', guest.path('swap.img')],
+                       check=True)
+
+    boot_name = '%s-%s' % (SELFTESTS_MM_PLAN, mode)
+    results = hinted_boot(SELFTESTS_MM_PLAN, scenario, timeout=600, prepare=scratch_disk,
+                          name=boot_name, **kw)
+    with open(os.path.join(TOP, 'build', 'logs', boot_name, 'tap.log'), errors='replace') as f:
+        tap = f.read()
+    output = {}
+    for line in tap.splitlines():
+        m = re.match(r'log: (\S+): (.*)', line.rstrip('\r'))
+        if m:
+            output.setdefault(m.group(1), []).append(m.group(2))
+    tests, boot_results = {}, []
+    plan = selftests_mm_plan()
+    for name, passed, why in results:
+        test = name[len('guest: '):] if name.startswith('guest: ') else None
+        if test in plan:
+            cases, seconds = selftest_cases(output.get(test, []))
+            tests[test] = (passed, why, cases, seconds)
+        else:
+            boot_results.append((name.replace('boot ' + boot_name,
+                                              'selftests-mm %s: boot' % mode, 1)
+                                 .replace('guest: ', 'selftests-mm %s: ' % mode, 1),
+                                 passed, why))
+    return tests, boot_results, seen.get('status', {})
+
+
+def skip_summary(cases):
+    skips = [reason or 'no reason given' for status, reason in cases.values() if status == 'skip']
+    reasons = sorted(set(skips), key=skips.index)
+    return '%d skipped (%s)' % (len(skips), '; '.join(reasons[:3]) +
+                                (' ...' if len(reasons) > 3 else '')) if skips else ''
+
+
+def stage_selftests_mm():
+    plan = selftests_mm_plan()
+    runs, results = {}, []
+    for mode, kw in SELFTESTS_MM_MODES:
+        tests, boot_results, status = selftests_mm_boot(mode, kw)
+        runs[mode] = tests
+        for test in plan:
+            if test not in tests:
+                results.append(('selftests-mm %s: %s' % (mode, test), False,
+                                'did not run (the boot ended before it)'))
+                continue
+            passed, why, cases, seconds = tests[test]
+            failing = [k for k, (st, _) in cases.items() if st == 'fail']
+            counts = ', '.join(x for x in (
+                '%d ok' % sum(1 for st, _ in cases.values() if st == 'ok'),
+                skip_summary(cases), '%s s' % seconds if seconds else '') if x)
+            if passed and failing:
+                passed, why = False, 'exit status 0, but sub-tests failed'
+            if not passed and failing:
+                why += '; failing: ' + ' | '.join(failing[:3])
+            results.append(('selftests-mm %s: %s' % (mode, test), passed,
+                            counts if passed else why))
+        results += boot_results
+        if mode == 'on':
+            dropped = status.get('dropped', {}).get('volatile', 0)
+            results.append(('selftests-mm on: pagehintd dropped volatile page cache meanwhile',
+                            dropped >= SELFTESTS_MM_MIN_DROPPED,
+                            'dropped %d volatile frames (wanted >= %d)'
+                            % (dropped, SELFTESTS_MM_MIN_DROPPED)))
+
+    off, on = runs.get('off', {}), runs.get('on', {})
+    skipped = []
+    for test in plan:
+        name = 'selftests-mm: %s passes with hinting on as with it off' % test
+        if test not in off or test not in on:
+            results.append((name, False, 'did not run in both boots'))
+            continue
+        off_ok = {k for k, (st, _) in off[test][2].items() if st == 'ok'}
+        on_ok = {k for k, (st, _) in on[test][2].items() if st == 'ok'}
+        lost = sorted(off_ok - on_ok)
+        problems = []
+        if off[test][0] and not on[test][0]:
+            problems.append('passes off, fails on: ' + on[test][1])
+        if lost:
+            problems.append('%d sub-tests pass off but not on: %s'
+                            % (len(lost), ' | '.join(lost[:3])))
+        results.append((name, not problems, '; '.join(problems) if problems else
+                        '' if off[test][0] else 'fails with hinting off as well'))
+        off_skip = {k for k, (st, _) in off[test][2].items() if st == 'skip'}
+        on_skip = {k for k, (st, _) in on[test][2].items() if st == 'skip'}
+        if off_skip or on_skip:
+            skipped.append((test, off_skip, on_skip, skip_summary(off[test][2])))
+    same = all(a == b for _, a, b, _ in skipped)
+    results.append(('selftests-mm: the same sub-tests skip with hinting on as off', same,
+                    '; '.join('%s: off %d, on %d' % (t, len(a), len(b))
+                              for t, a, b, _ in skipped if a != b) if not same else
+                    '; '.join('%s %s' % (t, summary) for t, _, _, summary in skipped)))
+    return results
+
+
 # Each self-test boots a guest that must fail, through this very script,
 # and checks the exit status and that the output names the cause.  The
 # KUnit one also checks that the passing case next to the failing one is
@@ -245,6 +418,10 @@ def report(results):
     return 1 if failed else 0
 
 
+STAGES = (stage_host, stage_series, stage_guest, stage_hinting, stage_selftests_mm,
+          stage_selftest)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -253,12 +430,16 @@ def main():
     b = sub.add_parser('boot')
     b.add_argument('plan')
     b.add_argument('--timeout', type=int, default=600)
+    st = sub.add_parser('stage')
+    st.add_argument('names', nargs='+', choices=[f.__name__[len('stage_'):] for f in STAGES])
     args = ap.parse_args()
 
     if args.cmd == 'boot':
         return report(boot(args.plan, timeout=args.timeout))
     results = []
-    for stage in (stage_host, stage_series, stage_guest, stage_hinting, stage_selftest):
+    for stage in STAGES:
+        if args.cmd == 'stage' and stage.__name__[len('stage_'):] not in args.names:
+            continue
         print('== ' + stage.__name__[len('stage_'):], flush=True)
         stage_results = stage()
         for r in stage_results:
