@@ -59,4 +59,4 @@ bench: deps
 	@tools/bench.py
 
 clean:
-	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host
+	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm

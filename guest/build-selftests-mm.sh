@@ -6,8 +6,8 @@
 # kernel is built from: guest/build-selftests-mm.sh OUTDIR.
 #
 # The selftests Makefile is not used: it writes local_config.h/.mk into
-# the source directory (the tree is shared and read-only here) and builds
-# some 50 programs where the plan needs a dozen.  Each program is compiled
+# the source directory (the kernel tree must stay as the series left it)
+# and builds some 50 programs where the plan needs 18.  Each program is compiled
 # the way that Makefile does it (same flags, same helper objects, the
 # sources named relative to their directory, as some tests build file
 # names from __FILE__), one object at a time through ccache, then linked
