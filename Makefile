@@ -12,7 +12,7 @@
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps tree export kernel host initramfs disks build check run bench clean help
+.PHONY: all deps tree export kernel build-each host initramfs disks build check run bench clean help
 
 all: build
 
@@ -30,6 +30,10 @@ export:
 
 kernel: tree
 	@kernel/build.sh $(VARIANT)
+
+# Every prefix of the series, and the series with the options off: an hour.
+build-each: tree
+	@kernel/build-each.sh
 
 $(B)/disks/data.img $(B)/disks/data.sha256 $(B)/disks/data.erofs: guest/mkdisks.sh
 	@guest/mkdisks.sh
@@ -59,4 +63,4 @@ bench: deps
 	@tools/bench.py
 
 clean:
-	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm
+	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm $(B)/each
