@@ -20,13 +20,46 @@ KUNIT_TOOLS = os.path.join(TOP, 'build', 'linux', 'tools', 'testing', 'kunit')
 KERNEL_TROUBLE = re.compile(
     r'(BUG: |WARNING: |Oops|Kernel panic|kernel BUG at|general protection fault|'
     r'Call Trace:|UBSAN: |KASAN: |Unable to handle|'
-    r'suspicious RCU usage|page dumped because|Bad page)')
+    r'suspicious RCU usage|page dumped because|Bad page|'
+    r'INFO: task .* blocked for more than|rcu: INFO: |detected stall|'
+    r'watchdog: BUG: soft lockup|hard LOCKUP)')
+
+# Lines of a trace that say nothing on their own ("Call Trace:", a frame,
+# a register dump): the line that names the trouble comes before them.
+TRACE_BODY = re.compile(r'^\s*(\[[ 0-9.]+\]\s*)?(Call Trace:|<TASK>|</TASK>|\?? ?\S+\+0x)')
+
+# How much of a failed guest's console the runner prints: CI keeps only
+# its own output, not the guest's logs.
+CONSOLE_TAIL_LINES = 40
 
 
 def kernel_trouble(console):
-    """The first lines that show a kernel oops, BUG, WARN or panic."""
-    hits = [line.strip() for line in console.splitlines() if KERNEL_TROUBLE.search(line)]
-    return hits[:3]
+    """The first lines that name a kernel oops, BUG, WARN, stall or panic.
+    A bare "Call Trace:" is replaced by the line that introduced it."""
+    lines = console.splitlines()
+    hits = []
+    for i, line in enumerate(lines):
+        if not KERNEL_TROUBLE.search(line):
+            continue
+        if 'Call Trace:' in line:
+            j = i - 1
+            while j >= 0 and (TRACE_BODY.search(lines[j]) or
+                              re.search(r'(RIP|RSP|RAX|RDX|RBP|R1[0-5]|R[89]|FS|CS|CR2|'
+                                        r'Code|Hardware name|CPU:|[Tt]ainted|Modules linked|"echo 0 >):?',
+                                        lines[j])):
+                j -= 1
+            line = lines[j] if j >= 0 else line
+        line = line.strip()
+        if line not in hits:
+            hits.append(line)
+    return hits[:4]
+
+
+def console_excerpt(console, lines=CONSOLE_TAIL_LINES):
+    """The console's last lines, for a run that failed on a machine whose
+    files nobody will read afterwards."""
+    tail = [l.rstrip() for l in console.splitlines() if l.strip()][-lines:]
+    return '\n'.join('    | ' + l for l in tail)
 
 
 def guest_tests(tap):
@@ -127,4 +160,23 @@ def evaluate(result, name, expect_suites=(), kunit_detail=True):
     trouble = kernel_trouble(console)
     results.append((name + ': no oops or warning', not trouble,
                     'kernel said: ' + ' / '.join(trouble) + where if trouble else ''))
+    if not all(passed for _, passed, _ in results[-2:]):
+        print('%s: the console ended with:\n%s' % (name, console_excerpt(console)),
+              flush=True)
+        first = first_trouble_block(console)
+        if first:
+            print('%s: the first trouble on the console:\n%s' % (name, first), flush=True)
     return results
+
+
+def first_trouble_block(console, before=5, after=35):
+    """The lines around the kernel's first complaint (its headline and the
+    trace that follows), unless the console's tail already shows them."""
+    lines = console.splitlines()
+    for i, line in enumerate(lines):
+        if KERNEL_TROUBLE.search(line):
+            if i >= len(lines) - CONSOLE_TAIL_LINES:
+                return ''
+            block = lines[max(0, i - before):i + after]
+            return '\n'.join('    | ' + l.rstrip() for l in block)
+    return ''
