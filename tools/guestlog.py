@@ -166,7 +166,18 @@ def evaluate(result, name, expect_suites=(), kunit_detail=True):
         first = first_trouble_block(console)
         if first:
             print('%s: the first trouble on the console:\n%s' % (name, first), flush=True)
+        for what, text in (('where its vCPUs were before it was killed', result.read('hang.txt')),
+                           ("pagehintd's last status", last_line(result.read('pagehintd.jsonl'))),
+                           ('pagehintd said', result.read('pagehintd.log'))):
+            if text.strip():
+                print('%s: %s:\n%s' % (name, what, '\n'.join(
+                    '    | ' + l for l in text.strip().splitlines()[-12:])), flush=True)
     return results
+
+
+def last_line(text):
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ''
 
 
 def first_trouble_block(console, before=5, after=35):

@@ -18,9 +18,13 @@ Used as a module by the test runner and as a command by people:
 """
 
 import argparse
+import bisect
+import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -118,7 +122,10 @@ class Guest:
                '-initrd', initramfs(self.variant),
                '-append', append.strip(),
                '-serial', 'file:' + self.path('console.log'),
-               '-serial', 'file:' + self.path('tap.log')]
+               '-serial', 'file:' + self.path('tap.log'),
+               # the runner's own monitor, apart from pagehintd's: where the
+               # vCPUs are when a guest hangs (hang_report)
+               '-qmp', 'unix:%s,server=on,wait=off' % self.path('monitor.sock')]
         if accel == 'kvm':
             cmd += ['-accel', 'kvm', '-cpu', 'host']
         else:
@@ -199,6 +206,7 @@ class Guest:
             self.proc.wait(timeout=max(1, self.timeout - (time.monotonic() - self.started)))
             status = 'exited'
         except subprocess.TimeoutExpired:
+            self.hang_report()
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             status = 'timeout'
@@ -212,9 +220,29 @@ class Guest:
         self.keep_logs(result)
         return result
 
+    def hang_report(self, samples=5):
+        """Before a hung guest is killed: where each vCPU is, a few times
+        over, named by the kernel's System.map, into hang.txt.  A guest
+        that spins shows the same functions every time."""
+        lines, regs = [], []
+        try:
+            for _ in range(samples):
+                regs.append(qmp_hmp(self.path('monitor.sock'), 'info registers -a'))
+                time.sleep(0.2)
+        except (OSError, ValueError) as e:
+            lines.append('no vCPU registers: %s' % e)
+        symbols = SymbolMap(os.path.join(BUILD, 'obj-' + self.variant, 'System.map'))
+        for i, text in enumerate(regs):
+            rips = re.findall(r'RIP=([0-9a-f]{16})', text)
+            lines.append('sample %d: %s' % (i, ', '.join(
+                'cpu%d %s' % (cpu, symbols.name(int(rip, 16))) for cpu, rip in enumerate(rips))))
+        with open(self.path('hang.txt'), 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+
     def keep_logs(self, result):
         os.makedirs(self.log_dir, exist_ok=True)
-        for name in ('console.log', 'tap.log', 'qemu.log', 'pagehintd.log', 'pagehintd.jsonl'):
+        for name in ('console.log', 'tap.log', 'qemu.log', 'pagehintd.log', 'pagehintd.jsonl',
+                     'hang.txt'):
             if os.path.exists(self.path(name)):
                 shutil.copy(self.path(name), self.log_dir)
         result.run_dir = self.log_dir
@@ -234,6 +262,49 @@ class Guest:
             return self.wait()
         finally:
             self.cleanup()
+
+
+def qmp_hmp(sock_path, command, timeout=5):
+    """One human-monitor command over a QMP socket; its text."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(sock_path)
+        stream = sock.makefile('rw')
+        stream.readline()   # the greeting
+        for cmd in ({'execute': 'qmp_capabilities'},
+                    {'execute': 'human-monitor-command',
+                     'arguments': {'command-line': command}}):
+            stream.write(json.dumps(cmd) + '\n')
+            stream.flush()
+            while True:
+                reply = json.loads(stream.readline())
+                if 'return' in reply or 'error' in reply:
+                    break
+        if 'error' in reply:
+            raise ValueError(reply['error'].get('desc', 'QMP error'))
+        return reply['return']
+
+
+class SymbolMap:
+    """Kernel addresses to function+offset, from System.map."""
+
+    def __init__(self, path):
+        self.addrs, self.names = [], []
+        try:
+            with open(path) as f:
+                for line in f:
+                    addr, kind, name = line.split()[:3]
+                    if kind in 'tTwW':
+                        self.addrs.append(int(addr, 16))
+                        self.names.append(name)
+        except (FileNotFoundError, ValueError):
+            pass
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0 or addr - self.addrs[i] > 0x10000:
+            return '%#x' % addr
+        return '%s+%#x' % (self.names[i], addr - self.addrs[i])
 
 
 def pick_accel(variant):
