@@ -309,6 +309,15 @@ void table_reset(struct table *t)
  * unknown, so release them as dropped: for an unused frame that costs
  * nothing, a volatile one is re-read by the guest.
  */
+/*
+ * Only our two claims are busy; any other byte with the top bit set is one
+ * the protocol never writes, stable for both sides, as the guest reads it.
+ */
+static bool state_is_busy(uint8_t s)
+{
+	return s == (PAGEHINT_BUSY | PAGEHINT_UNUSED) || s == (PAGEHINT_BUSY | PAGEHINT_VOLATILE);
+}
+
 void table_recover_busy(struct table *t)
 {
 	uint64_t pfn;
@@ -316,7 +325,7 @@ void table_recover_busy(struct table *t)
 	for (pfn = 0; pfn < t->nr_frames; pfn++) {
 		uint8_t s = load_state(&t->states[pfn]);
 
-		if (s & PAGEHINT_BUSY)
+		if (state_is_busy(s))
 			cas_state(&t->states[pfn], s,
 				  (s & PAGEHINT_STATE_MASK) | PAGEHINT_DISCARDED);
 	}
@@ -333,12 +342,16 @@ void table_count(const struct table *t, struct table_counts *c)
 		     pfn < t->ranges[r].first_pfn + t->ranges[r].nr_frames; pfn++) {
 			uint8_t s = load_state(&t->states[pfn]);
 
-			if (s & PAGEHINT_BUSY)
+			if (state_is_busy(s))
 				c->busy++;
-			else if ((s & PAGEHINT_STATE_MASK) == PAGEHINT_UNUSED)
-				(s & PAGEHINT_DISCARDED) ? c->unused_dropped++ : c->unused++;
-			else if ((s & PAGEHINT_STATE_MASK) == PAGEHINT_VOLATILE)
-				(s & PAGEHINT_DISCARDED) ? c->volatile_dropped++ : c->volatile_++;
+			else if (s == PAGEHINT_UNUSED)
+				c->unused++;
+			else if (s == (PAGEHINT_UNUSED | PAGEHINT_DISCARDED))
+				c->unused_dropped++;
+			else if (s == PAGEHINT_VOLATILE)
+				c->volatile_++;
+			else if (s == (PAGEHINT_VOLATILE | PAGEHINT_DISCARDED))
+				c->volatile_dropped++;
 			else
 				c->stable++;
 		}

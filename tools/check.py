@@ -119,10 +119,12 @@ def daemon_status(guest):
 
 
 def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True,
-                daemon_args=(), cmdline='', name=None):
+                daemon_args=(), cmdline='', name=None, expected_console=()):
     """Boot PLAN with pagehintd; SCENARIO(guest) acts on the running guest
     and returns its own results.  The run's results come after them.
-    NAME (default: PLAN) names the boot in the results and build/logs/."""
+    NAME (default: PLAN) names the boot in the results and build/logs/.
+    EXPECTED_CONSOLE: complaints the scenario provokes on purpose; each
+    must appear, and does not count as trouble."""
     name = name or plan
     guest = vm.Guest(name, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
                      daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare)
@@ -133,7 +135,8 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
         result = guest.wait()
     finally:
         guest.cleanup()
-    return results + guestlog.evaluate(result, 'boot ' + name, kunit_detail=False)
+    return results + guestlog.evaluate(result, 'boot ' + name, kunit_detail=False,
+                                       expected_console=expected_console)
 
 
 def give_back_scenario(guest):
@@ -189,6 +192,57 @@ def daemon_restart_scenario(guest):
              % (before, after, guest.read('pagehintd.log').strip()[-200:]))]
 
 
+# What the guest prints when the host holds a frame busy too long
+# (drivers/virt/pagehint/table.c).
+BUSY_TOO_LONG = 'the host has held a frame busy for over 10 s'
+
+
+def claim_every_unused_frame(guest):
+    """Do what a pagehintd that died in the middle of a drop leaves behind:
+    every unused frame claimed (BUSY) and never released.  The guest is
+    stopped meanwhile, so no compare-and-swap of its races these stores."""
+    sock = guest.path('monitor.sock')
+    vm.qmp_hmp(sock, 'stop')
+    try:
+        with open(guest.path('table'), 'r+b') as f:
+            f.seek(4096)
+            states = bytearray(f.read())
+            claimed = 0
+            for i, s in enumerate(states):
+                if s in (0x01, 0x41):
+                    states[i] = 0x81
+                    claimed += 1
+            f.seek(4096)
+            f.write(states)
+    finally:
+        vm.qmp_hmp(sock, 'cont')
+    return claimed
+
+
+def daemon_died_claiming_scenario(guest):
+    """A daemon killed between claim and release: the guest waits, says so
+    on its console after 10 s, and goes on untouched once the next daemon
+    releases the frames (docs/protocol.md, "A daemon that dies")."""
+    name = 'hinting: the guest waits for frames a dead pagehintd left busy'
+    if not wait_for(lambda: 'mark: started' in guest.read('tap.log'), 300):
+        return [(name, False, 'the guest test never started')]
+    time.sleep(2)
+    guest.stop_daemon(signal.SIGKILL)
+    claimed = claim_every_unused_frame(guest)
+    said = wait_for(lambda: BUSY_TOO_LONG in guest.read('console.log'), 60, step=0.1)
+    waited = time.monotonic()
+    guest.start_daemon()
+    # the new daemon releases them first thing; the guest runs on
+    released = wait_for(lambda: daemon_status(guest).get('frames', {}).get('busy') == 0,
+                        30, step=0.1)
+    return [(name, bool(said) and bool(released),
+             '%d unused frames claimed and left busy; the guest %s; the next daemon %s'
+             % (claimed, 'said so on its console' if said else
+                'did not say so within 60 s',
+                'released them in %.1f s' % (time.monotonic() - waited) if released else
+                'did not release them within 30 s'))]
+
+
 def volatile_scenario(guest):
     wait_for(lambda: guest.proc.poll() is not None, guest.timeout)
     status = daemon_status(guest)
@@ -210,6 +264,8 @@ def stage_hinting():
     results += hinted_boot('stress', stress_scenario)
     results += hinted_boot('reboot', reboot_scenario)
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
+    results += hinted_boot('daemon-restart', daemon_died_claiming_scenario,
+                           name='daemon-died-claiming', expected_console=[BUSY_TOO_LONG])
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False)
     results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
                            cmdline='page_states.volatile_scan_ms=100', timeout=480)

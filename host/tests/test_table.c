@@ -311,6 +311,7 @@ static void test_drop_run_gives_back_only_unused(void **state)
 static void test_recover_busy(void **state)
 {
 	struct files *f = *state;
+	struct table_counts c;
 	struct table t;
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
@@ -318,11 +319,20 @@ static void test_recover_busy(void **state)
 	t.states[1] = PAGEHINT_BUSY | PAGEHINT_UNUSED;
 	t.states[2] = PAGEHINT_BUSY | PAGEHINT_VOLATILE;
 	t.states[3] = PAGEHINT_VOLATILE;
+	/* never written by the protocol: stable, as the guest takes them */
+	t.states[4] = PAGEHINT_BUSY;
+	t.states[5] = 0xff;
+	table_count(&t, &c);
+	assert_int_equal(c.busy, 2);
+	assert_int_equal(c.volatile_, 1);
+	assert_int_equal(c.stable, 64 * MiB / 4096 - 3);
 	table_recover_busy(&t);
 	assert_int_equal(t.states[1], PAGEHINT_UNUSED | PAGEHINT_DISCARDED);
 	/* unknown whether it was punched: the guest must re-read it */
 	assert_int_equal(t.states[2], PAGEHINT_VOLATILE | PAGEHINT_DISCARDED);
 	assert_int_equal(t.states[3], PAGEHINT_VOLATILE);
+	assert_int_equal(t.states[4], PAGEHINT_BUSY);
+	assert_int_equal(t.states[5], 0xff);
 	table_close(&t);
 }
 
