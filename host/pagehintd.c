@@ -165,6 +165,14 @@ static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
 			continue;
 		if (strstr(line, "\"SHUTDOWN\"") &&
 		    (strstr(line, "\"guest-reset\"") || strstr(line, "\"host-qmp-system-reset\""))) {
+			/*
+			 * A guest's reboot may try a second way before it has
+			 * stopped (ACPI, then the keyboard controller): the
+			 * reset we asked for covers that stop too.  Asking
+			 * again would only reset the new boot once more.
+			 */
+			if (resetting)
+				continue;
 			table_reset(t);
 			fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
 			qmp_execute(q, "set-action", REBOOT_RESETS);
