@@ -304,12 +304,6 @@ void table_reset(struct table *t)
 }
 
 /*
- * A pagehintd that died between claiming frames and releasing them left
- * them BUSY, with the guest waiting.  Whether the punch happened is
- * unknown, so release them as dropped: for an unused frame that costs
- * nothing, a volatile one is re-read by the guest.
- */
-/*
  * Only our two claims are busy; any other byte with the top bit set is one
  * the protocol never writes, stable for both sides, as the guest reads it.
  */
@@ -318,6 +312,12 @@ static bool state_is_busy(uint8_t s)
 	return s == (PAGEHINT_BUSY | PAGEHINT_UNUSED) || s == (PAGEHINT_BUSY | PAGEHINT_VOLATILE);
 }
 
+/*
+ * A pagehintd that died between claiming frames and releasing them left
+ * them BUSY, with the guest waiting.  Whether the punch happened is
+ * unknown, so release them as dropped: for an unused frame that costs
+ * nothing, a volatile one is re-read by the guest.
+ */
 void table_recover_busy(struct table *t)
 {
 	uint64_t pfn;

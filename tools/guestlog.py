@@ -158,11 +158,15 @@ def evaluate(result, name, expect_suites=(), kunit_detail=True, expected_console
                         % (result.returncode, ': ' + qemu[-300:] if qemu else '', where)))
     else:
         results.append((name + ': finished', True, '%.1f s' % result.elapsed))
-    trouble = kernel_trouble('\n'.join(l for l in console.splitlines()
-                                       if not any(e in l for e in expected_console)))
+    for expected in expected_console:
+        results.append((name + ': the console says "%s"' % expected, expected in console,
+                        '' if expected in console else 'it never did' + where))
+    console = '\n'.join(l for l in console.splitlines()
+                        if not any(e in l for e in expected_console))
+    trouble = kernel_trouble(console)
     results.append((name + ': no oops or warning', not trouble,
                     'kernel said: ' + ' / '.join(trouble) + where if trouble else ''))
-    if not all(passed for _, passed, _ in results[-2:]):
+    if not all(passed for _, passed, _ in results[-2 - len(expected_console):]):
         print('%s: the console ended with:\n%s' % (name, console_excerpt(console)),
               flush=True)
         first = first_trouble_block(console)
