@@ -194,15 +194,11 @@ def daemon_restart_scenario(guest):
              % (before, after, guest.read('pagehintd.log').strip()[-200:]))]
 
 
-# What the guest prints when the host holds a frame busy too long
-# (drivers/virt/pagehint/table.c).
-BUSY_TOO_LONG = 'the host has held a frame busy for over 10 s'
-
-
 TABLE_HEADER = struct.Struct('<8sIIII')     # magic, version, header_size, page_size, nr_ranges
 TABLE_RANGE = struct.Struct('<QQQ')         # first_pfn, nr_frames, file_offset
 TABLE_RANGES_AT = 56                        # offsetof(struct pagehint_header, ranges)
-BUSY_UNUSED, BUSY_VOLATILE = 0x81, 0x82
+# state bytes, as include/uapi/linux/pagehint.h encodes them
+UNUSED, UNUSED_DROPPED, BUSY_UNUSED, BUSY_VOLATILE = 0x01, 0x41, 0x81, 0x82
 
 
 def read_table(guest):
@@ -225,7 +221,7 @@ def claim_every_unused_frame(guest):
         states, header_size, _ = read_table(guest)
         claimed = 0
         for i, s in enumerate(states):
-            if s in (0x01, 0x41):
+            if s in (UNUSED, UNUSED_DROPPED):
                 states[i] = BUSY_UNUSED
                 claimed += 1
         with open(guest.path('table'), 'r+b') as f:
@@ -278,7 +274,8 @@ def daemon_died_claiming_scenario(guest):
     guest.stop_daemon(signal.SIGKILL)
     try:
         claimed = claim_every_unused_frame(guest)
-        said = wait_for(lambda: BUSY_TOO_LONG in guest.read('console.log'), 60, step=0.1)
+        said = wait_for(lambda: guestlog.BUSY_TOO_LONG in guest.read('console.log'), 60,
+                        step=0.1)
         punched = punch_claimed_frames(guest)
     except (OSError, ValueError) as e:
         return [(name, False, 'could not play the dead daemon: %s' % e)]
@@ -316,7 +313,8 @@ def stage_hinting():
     results += hinted_boot('reboot', reboot_scenario)
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('daemon-restart', daemon_died_claiming_scenario,
-                           name='daemon-died-claiming', expected_console=[BUSY_TOO_LONG])
+                           name='daemon-died-claiming',
+                           expected_console=[guestlog.BUSY_TOO_LONG])
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False)
     results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
                            cmdline='page_states.volatile_scan_ms=100', timeout=480)

@@ -16,17 +16,25 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUNIT_TOOLS = os.path.join(TOP, 'build', 'linux', 'tools', 'testing', 'kunit')
 
+# What the guest prints when the host holds a frame busy too long
+# (drivers/virt/pagehint/table.c): a stopped host daemon.
+BUSY_TOO_LONG = 'the host has held a frame busy for over 10 s'
+
 # Lines the kernel prints only when something went wrong.
 KERNEL_TROUBLE = re.compile(
     r'(BUG: |WARNING: |Oops|Kernel panic|kernel BUG at|general protection fault|'
     r'Call Trace:|UBSAN: |KASAN: |Unable to handle|'
     r'suspicious RCU usage|page dumped because|Bad page|'
     r'INFO: task .* blocked for more than|rcu: INFO: |detected stall|'
-    r'watchdog: BUG: soft lockup|hard LOCKUP|held a frame busy for over)')
+    r'watchdog: BUG: soft lockup|hard LOCKUP|' + re.escape(BUSY_TOO_LONG) + ')')
 
-# Lines of a trace that say nothing on their own ("Call Trace:", a frame,
-# a register dump): the line that names the trouble comes before them.
-TRACE_BODY = re.compile(r'^\s*(\[[ 0-9.]+\]\s*)?(Call Trace:|<TASK>|</TASK>|\?? ?\S+\+0x)')
+# Lines of a report that say nothing on their own (a trace's frames, the
+# register dump, the tainted and hardware lines): the line that names the
+# trouble comes before them.
+REPORT_BODY = re.compile(
+    r'^\s*(\[[ 0-9.]+\]\s*)?(Call Trace:|<TASK>|</TASK>|\?? ?\S+\+0x)|'
+    r'(RIP|RSP|RAX|RDX|RBP|R1[0-5]|R[89]|FS|CS|CR2|Code|Hardware name|CPU:|[Tt]ainted|'
+    r'Modules linked|"echo 0 >)')
 
 # How much of a failed guest's console the runner prints: CI keeps only
 # its own output, not the guest's logs.
@@ -43,10 +51,7 @@ def kernel_trouble(console):
             continue
         if 'Call Trace:' in line:
             j = i - 1
-            while j >= 0 and (TRACE_BODY.search(lines[j]) or
-                              re.search(r'(RIP|RSP|RAX|RDX|RBP|R1[0-5]|R[89]|FS|CS|CR2|'
-                                        r'Code|Hardware name|CPU:|[Tt]ainted|Modules linked|"echo 0 >):?',
-                                        lines[j])):
+            while j >= 0 and REPORT_BODY.search(lines[j]):
                 j -= 1
             line = lines[j] if j >= 0 else line
         line = line.strip()
