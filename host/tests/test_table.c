@@ -2,7 +2,8 @@
 /*
  * Unit tests of the host's table code against real files: layout, header
  * validation, the run finder and the discard loop, including a guest
- * thread that races the host the way a real guest does.
+ * thread that must wait for a frame the host holds busy, and one that races
+ * the host the way a real guest does.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include <endian.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,12 +20,32 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../table.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
+
+/*
+ * table.c punches frames out of the RAM file with fallocate(), between
+ * claiming them BUSY and releasing them.  This definition takes the place
+ * of the C library's in the whole test program, so that a test can act
+ * inside that window, the only time a guest can meet a BUSY frame, with
+ * table.c itself unchanged.  during_punch gets the first frame and the
+ * number of frames (the tests' RAM is below 2 GiB: file offset = frame).
+ */
+static void (*during_punch)(void *arg, uint64_t pfn, uint64_t len);
+static void *during_punch_arg;
+
+int fallocate(int fd, int mode, off_t offset, off_t len)
+{
+	if (during_punch && mode & FALLOC_FL_PUNCH_HOLE)
+		during_punch(during_punch_arg, offset / 4096, len / 4096);
+	/* the system call itself: libc's fallocate64 may be this very function */
+	return syscall(SYS_fallocate, fd, mode, offset, len);
+}
 
 struct files {
 	char dir[64], table[96], ram[96];
@@ -46,6 +68,7 @@ static int teardown_files(void **state)
 {
 	struct files *f = *state;
 
+	during_punch = NULL;	/* a failed test must not leave it to the next */
 	unlink(f->table);
 	unlink(f->ram);
 	rmdir(f->dir);
@@ -337,58 +360,264 @@ static void test_recover_busy(void **state)
 }
 
 /*
- * The guest's side of the protocol, as the kernel does it: take a frame
- * (unused -> stable, waiting while the host holds it busy), use it, give
- * it back.  Contents written while stable must read back intact, however
- * hard the host punches at the same time.
+ * The guest's side of the protocol, as the kernel does it (pagehint_frame_to()
+ * in drivers/virt/pagehint/table.c): only the host's two claims are busy.
+ * Any other byte with the top bit set is stable, and waiting for it to
+ * change could mean waiting forever.
+ */
+static bool guest_sees_busy(uint8_t s)
+{
+	return s == (PAGEHINT_BUSY | PAGEHINT_UNUSED) || s == (PAGEHINT_BUSY | PAGEHINT_VOLATILE);
+}
+
+/*
+ * Make a frame stable, as the guest does when it allocates a page or takes
+ * a volatile one back: wait while the host holds it busy, then move it to
+ * STABLE with a compare-and-swap, a full barrier, before any use of its
+ * contents.  Returns the byte the frame was taken from (STABLE: it was
+ * stable already).  Every read that finds the frame busy adds one to
+ * *spins at once, so that a host thread holding the frame can see the
+ * guest wait.  The kernel spins with cpu_relax(); yielding instead lets
+ * the host thread run when both share one CPU, and the host cannot tell.
+ */
+static uint8_t guest_take(uint8_t *s, unsigned long *spins)
+{
+	uint8_t old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		while (guest_sees_busy(old)) {
+			__atomic_add_fetch(spins, 1, __ATOMIC_SEQ_CST);
+			sched_yield();
+			old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+		}
+		if (old == PAGEHINT_STABLE)
+			return old;
+		if (__atomic_compare_exchange_n(s, &old, PAGEHINT_STABLE, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return old;
+	}
+}
+
+/*
+ * One frame dropped while the guest wants it, in a fixed order rather than
+ * by chance: the host claims the frame (table_drop_run, unchanged), and in
+ * its punch starts a guest thread that takes the frame, then holds on until
+ * the guest has found the frame busy HOLD_SPINS times.  Nothing here is
+ * timed: the guest thread counts every look at the busy frame, and a guest
+ * that does not wait is done instead; either ends the hold.
+ */
+#define HOLD_SPINS	3
+#define FILL_WORD	0x5a5a5a5a5a5a5a5aULL		/* fill_frame(0x5a) */
+#define GUEST_WORD	0x6775657374000000ULL		/* "guest" */
+
+struct hold {
+	struct table *t;
+	uint64_t *frame;		/* frame 0 of the RAM file, mapped */
+	/* the host, in its punch */
+	int punches;
+	uint64_t punch_pfn, punch_len;
+	bool started, done_held;
+	uint8_t state_in, state_held;	/* frame 0's byte as the punch begins, ends */
+	uint64_t word_held;		/* the frame's first word as the punch ends */
+	/* the guest thread */
+	pthread_t guest;
+	unsigned long spins;
+	int done;
+	uint8_t from;			/* the byte it took the frame from */
+	uint64_t seen;			/* every word of the frame it took, or'ed */
+};
+
+static void *hold_guest(void *arg)
+{
+	struct hold *h = arg;
+	int i;
+
+	h->from = guest_take(&h->t->states[0], &h->spins);
+	for (i = 0; i < 512; i++)
+		h->seen |= h->frame[i];
+	for (i = 0; i < 512; i++)
+		h->frame[i] = GUEST_WORD | i;
+	__atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void hold_punch(void *arg, uint64_t pfn, uint64_t len)
+{
+	struct hold *h = arg;
+
+	if (h->punches++)
+		return;
+	h->punch_pfn = pfn;
+	h->punch_len = len;
+	h->state_in = __atomic_load_n(&h->t->states[0], __ATOMIC_ACQUIRE);
+	h->started = !pthread_create(&h->guest, NULL, hold_guest, h);
+	/* the guest thread is a normal thread: it runs, even on one CPU */
+	while (h->started && __atomic_load_n(&h->spins, __ATOMIC_SEQ_CST) < HOLD_SPINS &&
+	       !__atomic_load_n(&h->done, __ATOMIC_ACQUIRE))
+		sched_yield();
+	h->state_held = __atomic_load_n(&h->t->states[0], __ATOMIC_ACQUIRE);
+	h->word_held = __atomic_load_n(&h->frame[0], __ATOMIC_RELAXED);
+	h->done_held = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
+}
+
+static void expect_guest_waits_for_drop(struct files *f, uint8_t want)
+{
+	struct hold h = { 0 };
+	struct table t;
+	int64_t n;
+	int i;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	h.t = &t;
+	h.frame = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
+	assert_true(h.frame != MAP_FAILED);
+	fill_frame(t.ram_fd, 0, 0x5a);
+	t.states[0] = want;
+
+	during_punch = hold_punch;
+	during_punch_arg = &h;
+	n = table_drop_run(&t, want, 0, 1);
+	during_punch = NULL;
+	/* join before any assert: the thread uses h, on this stack */
+	if (h.started)
+		pthread_join(h.guest, NULL);
+	print_message("hold: guest found the frame busy %lu times, took it from %#x\n",
+		      h.spins, h.from);
+
+	assert_int_equal(n, 1);
+	assert_int_equal(h.punches, 1);
+	assert_int_equal(h.punch_pfn, 0);
+	assert_int_equal(h.punch_len, 1);
+	assert_true(h.started);
+	/* the host punches only a frame it holds, and the guest waits for it */
+	assert_int_equal(h.state_in, PAGEHINT_BUSY | want);
+	assert_true(h.spins >= HOLD_SPINS);
+	assert_int_equal(h.state_held, PAGEHINT_BUSY | want);
+	assert_false(h.done_held);
+	assert_int_equal(h.word_held, FILL_WORD);
+	/* then it gets the frame as released after the punch: dropped, and zero */
+	assert_int_equal(h.from, want | PAGEHINT_DISCARDED);
+	assert_int_equal(h.seen, 0);
+	/* what it wrote once the frame was its own stays */
+	assert_int_equal(t.states[0], PAGEHINT_STABLE);
+	for (i = 0; i < 512; i++)
+		assert_int_equal(h.frame[i], GUEST_WORD | i);
+	munmap(h.frame, 4096);
+	table_close(&t);
+}
+
+static void test_guest_waits_for_unused_drop(void **state)
+{
+	expect_guest_waits_for_drop(*state, PAGEHINT_UNUSED);
+}
+
+static void test_guest_waits_for_volatile_drop(void **state)
+{
+	expect_guest_waits_for_drop(*state, PAGEHINT_VOLATILE);
+}
+
+/*
+ * The same by chance, many times: a guest thread takes random frames, uses
+ * them and gives them back while the host drops whatever is unused.
+ * Contents written while stable must read back intact, a frame taken back
+ * dropped must read zero, however hard the host punches at the same time.
+ *
+ * That the guest meets busy frames is made certain, not left to the
+ * scheduler: until the guest has waited RACE_WAITS times, the host holds
+ * each claim open in its punch until the guest has found one of its frames
+ * busy, and the guest goes on past RACE_ROUNDS until it has.  With at
+ * least one of its RACE_FRAMES random frames held, the guest reaches one
+ * in RACE_FRAMES rounds or fewer on average, whatever the machine; only a
+ * guest that never waits runs on to RACE_MAX_ROUNDS, which ends every hold,
+ * and the test, with a failure.
  */
 #define RACE_FRAMES	16
 #define RACE_ROUNDS	3000
+#define RACE_WAITS	100
+#define RACE_MAX_ROUNDS	(20 * RACE_ROUNDS)
 
 struct race {
 	struct table *t;
 	uint8_t *ram;
-	unsigned long corrupt, waits;
-	volatile int stop, failed;
+	/* shared while the race runs */
+	unsigned long spins;	/* guest: reads that found a frame busy */
+	unsigned long waits;	/* guest: frames taken after waiting */
+	int stop;		/* guest: done; host: give up */
+	/* read once the guest thread has been joined */
+	unsigned long rounds, corrupt, not_zero, bad_take, bad_release;
+	unsigned long holds;		/* host: claims held open for the guest */
+	unsigned long bad_punch;	/* host: frames punched that it did not hold */
 };
 
 static void *guest_thread(void *arg)
 {
 	struct race *r = arg;
 	unsigned int seed = 1;
-	int round;
+	unsigned long round;
 
-	for (round = 0; round < RACE_ROUNDS && !r->failed; round++) {
+	for (round = 0; round < RACE_MAX_ROUNDS; round++) {
 		uint64_t pfn = rand_r(&seed) % RACE_FRAMES;
+		uint64_t *word = (uint64_t *)(r->ram + pfn * 4096), seen = 0;
+		unsigned long spins = __atomic_load_n(&r->spins, __ATOMIC_RELAXED);
 		uint8_t *s = &r->t->states[pfn], old;
-		uint64_t *word = (uint64_t *)(r->ram + pfn * 4096);
 		int i;
 
-		for (;;) {
-			old = __atomic_load_n(s, __ATOMIC_ACQUIRE);
-			if (old & PAGEHINT_BUSY) {
-				r->waits++;
-				continue;
-			}
-			if (old == PAGEHINT_STABLE)
-				break;	/* cannot happen: only we make frames stable */
-			if (__atomic_compare_exchange_n(s, &old, PAGEHINT_STABLE, false,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-				break;
+		if ((round >= RACE_ROUNDS && r->waits >= RACE_WAITS) ||
+		    __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+			break;
+		old = guest_take(s, &r->spins);
+		if (__atomic_load_n(&r->spins, __ATOMIC_RELAXED) != spins)
+			__atomic_add_fetch(&r->waits, 1, __ATOMIC_SEQ_CST);
+		/* only the guest makes a frame stable, and it gave them all back */
+		if (old != PAGEHINT_UNUSED && old != (PAGEHINT_UNUSED | PAGEHINT_DISCARDED)) {
+			r->bad_take++;
+			break;
+		}
+		if (old & PAGEHINT_DISCARDED) {
+			for (i = 0; i < 512; i++)
+				seen |= word[i];
+			r->not_zero += seen != 0;
 		}
 		for (i = 0; i < 512; i++)
 			word[i] = 0x1234567800000000ULL | round;
 		sched_yield();
 		for (i = 0; i < 512; i++)
-			r->corrupt += word[i] != (0x1234567800000000ULL | (uint64_t)round);
+			r->corrupt += word[i] != (0x1234567800000000ULL | round);
 		/* only the guest changes a stable frame */
 		old = PAGEHINT_STABLE;
 		if (!__atomic_compare_exchange_n(s, &old, PAGEHINT_UNUSED, false,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			r->failed = 1;
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			r->bad_release++;
+			break;
+		}
 	}
-	r->stop = 1;
+	r->rounds = round;
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/*
+ * In the host's punch: check that it punches only frames it holds, and
+ * hold them for the guest while it still owes waits.  The frames being
+ * punched are the only busy ones, so a new busy read by the guest is a
+ * read of one of them.
+ */
+static void race_punch(void *arg, uint64_t pfn, uint64_t len)
+{
+	struct race *r = arg;
+	unsigned long spins = __atomic_load_n(&r->spins, __ATOMIC_SEQ_CST);
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		r->bad_punch += __atomic_load_n(&r->t->states[pfn + i], __ATOMIC_ACQUIRE) !=
+				(PAGEHINT_BUSY | PAGEHINT_UNUSED);
+	if (__atomic_load_n(&r->waits, __ATOMIC_SEQ_CST) >= RACE_WAITS)
+		return;
+	r->holds++;
+	while (__atomic_load_n(&r->spins, __ATOMIC_SEQ_CST) == spins &&
+	       !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 static void test_race_with_guest(void **state)
@@ -398,6 +627,7 @@ static void test_race_with_guest(void **state)
 	struct table t;
 	pthread_t guest;
 	uint64_t dropped = 0;
+	int host_errno = 0;
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
@@ -405,14 +635,21 @@ static void test_race_with_guest(void **state)
 	r.ram = mmap(NULL, RACE_FRAMES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
 	assert_true(r.ram != MAP_FAILED);
 	memset(t.states, PAGEHINT_UNUSED, RACE_FRAMES);
+	during_punch = race_punch;
+	during_punch_arg = &r;
 	assert_int_equal(pthread_create(&guest, NULL, guest_thread, &r), 0);
-	while (!r.stop) {
+	/* no assert until the join: the guest thread uses r, on this stack */
+	while (!__atomic_load_n(&r.stop, __ATOMIC_ACQUIRE)) {
 		uint64_t pfn = 0, len;
 
 		while ((len = table_next_run(&t, PAGEHINT_UNUSED, &pfn, 4))) {
 			int64_t n = table_drop_run(&t, PAGEHINT_UNUSED, pfn, len);
 
-			assert_true(n >= 0);
+			if (n < 0) {
+				host_errno = errno;
+				__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+				break;
+			}
 			dropped += n;
 			pfn += len;
 		}
@@ -424,12 +661,23 @@ static void test_race_with_guest(void **state)
 			__atomic_compare_exchange_n(&t.states[pfn], &old, PAGEHINT_UNUSED, false,
 						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		}
+		/* pagehintd sleeps between passes: a guest on the same CPU gets on */
+		sched_yield();
 	}
 	pthread_join(guest, NULL);
-	print_message("race: %llu frames dropped, %lu guest waits, %lu corrupt\n",
-		      (unsigned long long)dropped, r.waits, r.corrupt);
+	during_punch = NULL;
+	print_message("race: %lu rounds, %llu frames dropped, %lu waits (%lu held, %lu spins)\n",
+		      r.rounds, (unsigned long long)dropped, r.waits, r.holds, r.spins);
+	print_message("race: %lu corrupt, %lu not zero when taken back dropped\n", r.corrupt,
+		      r.not_zero);
+	assert_int_equal(host_errno, 0);
+	assert_int_equal(r.bad_punch, 0);
+	assert_int_equal(r.bad_take, 0);
+	assert_int_equal(r.bad_release, 0);
 	assert_int_equal(r.corrupt, 0);
-	assert_false(r.failed);
+	assert_int_equal(r.not_zero, 0);
+	/* both sides of the window it exists for happened */
+	assert_true(r.waits >= RACE_WAITS);
 	assert_true(dropped > 0);
 	munmap(r.ram, RACE_FRAMES * 4096);
 	table_close(&t);
@@ -462,6 +710,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_run_gives_back_only_unused, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_recover_busy, setup_files, teardown_files),
+		cmocka_unit_test_setup_teardown(test_guest_waits_for_unused_drop, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_guest_waits_for_volatile_drop, setup_files,
+						teardown_files),
 		cmocka_unit_test_setup_teardown(test_race_with_guest, setup_files, teardown_files),
 	};
 
