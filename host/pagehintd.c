@@ -173,8 +173,18 @@ static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
 			 */
 			if (resetting)
 				continue;
-			table_reset(t);
-			fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
+			/*
+			 * A stop that comes before the boot we resumed has
+			 * attached (the old boot's second way, pending while
+			 * we reset) needs no new epoch: the host does nothing
+			 * with a table nobody has attached to.
+			 */
+			if (table_attached(t)) {
+				table_reset(t);
+				fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
+			} else {
+				fprintf(stderr, "pagehintd: guest reboots before it attached: resuming it\n");
+			}
 			qmp_execute(q, "set-action", REBOOT_RESETS);
 			qmp_execute(q, "system_reset", NULL);
 			resetting = 1;
