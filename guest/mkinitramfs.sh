@@ -22,6 +22,7 @@ for applet in $("$stage/bin/busybox" --list-full); do
 	[ -e "$stage/$applet" ] || ln -s /bin/busybox "$stage/$applet"
 done
 install -m 755 "$top/guest/init" "$stage/init"
+install -m 755 "$top/guest/vmdelta" "$stage/tests/vmdelta"
 cp "$top"/guest/plans/* "$stage/plans/"
 cp "$top/build/disks/data.sha256" "$stage/data.sha256"
 
