@@ -15,6 +15,15 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUNIT_TOOLS = os.path.join(TOP, 'build', 'linux', 'tools', 'testing', 'kunit')
+PLANS = os.path.join(TOP, 'guest', 'plans')
+
+# What the guest's driver prints once it shares its page states
+# (drivers/virt/pagehint/ivshmem.c).
+ATTACHED = 'page hinting on'
+
+# What pagehintd prints for each guest reset it turns into a new table
+# epoch (host/pagehintd.c): a reboot, or a reset nobody asked for.
+NEW_EPOCH = 'new table epoch'
 
 # What the guest prints when the host holds a frame busy too long
 # (drivers/virt/pagehint/table.c): a stopped host daemon.
@@ -67,6 +76,44 @@ def console_excerpt(console, lines=CONSOLE_TAIL_LINES):
     return '\n'.join('    | ' + l for l in tail)
 
 
+def plan_tests(plan):
+    """The names of a plan's tests, in order, read as guest/init reads it."""
+    with open(os.path.join(PLANS, plan)) as f:
+        return [l.split(':', 1)[0] for l in f.read().splitlines()
+                if l.strip() and not l.startswith('#')]
+
+
+def plan_ran_once(result, name, starts):
+    """Each of the plan's tests reported exactly once, and the plan started
+    STARTS times: a guest that reset and ran its plan again, or stopped
+    in the middle of a test, shows here even when pagehintd took the reset
+    quietly."""
+    tap = result.tap
+    reported = [m.group(1) for m in re.finditer(r'^test: (?:ok|not ok) (\S+)', tap, re.M)]
+    started = len(re.findall(r'^plan: start ', tap, re.M))
+    problems = []
+    if started != starts:
+        problems.append('the plan started %d times, not %d' % (started, starts))
+    expected = plan_tests(result.plan)
+    for test in expected:
+        n = reported.count(test)
+        if n != 1:
+            problems.append('%s reported %d times' % (test, n))
+    strangers = sorted(set(reported) - set(expected))
+    if strangers:
+        problems.append('tests not in the plan: ' + ', '.join(strangers))
+    return (name + ': ran each test of its plan once', not problems, '; '.join(problems[:4]))
+
+
+def resets_seen(result, name, resets):
+    """pagehintd names every guest reset it turned into a new epoch; a
+    triple fault is one of them, and nothing else would show it."""
+    said = [l for l in result.read('pagehintd.log').splitlines() if NEW_EPOCH in l]
+    return (name + ': the guest reset %d times' % resets, len(said) == resets,
+            '%d resets in pagehintd.log%s' % (len(said), ': ' + ' / '.join(said[:3])
+                                               if said else ''))
+
+
 def guest_tests(tap):
     """The plan's tests; a failure carries the last lines the test printed."""
     results, output = [], {}
@@ -111,8 +158,9 @@ def kunit_cases(tap):
 
     def leaves(test, prefix):
         if not test.subtests:
-            ok = test.status in (kunit_parser.TestStatus.SUCCESS,
-                                 kunit_parser.TestStatus.SKIPPED)
+            # A skipped case proved nothing: the guest is built so that
+            # every case can run.
+            ok = test.status == kunit_parser.TestStatus.SUCCESS
             why = '' if ok else '%s: %s' % (test.status.name,
                                             ' | '.join(l.strip() for l in test.log[-6:]))
             results.append(('kunit: ' + prefix + test.name, ok, why))
@@ -135,27 +183,41 @@ def suites_seen(results):
             if name.startswith('kunit: ')}
 
 
-def evaluate(result, name, expect_suites=(), kunit_detail=True, expected_console=()):
-    """All results of one guest run, the run itself included.  Without
-    kunit_detail, the KUnit cases (which run in every boot) count as one
-    result that names the failing ones.  Console lines that hold one of
-    EXPECTED_CONSOLE were provoked on purpose: they are not trouble."""
+def evaluate(result, name, expect_suites=(), expected_console=(), starts=1, resets=0,
+             attached=False):
+    """All results of one guest run, the run itself included.  KUnit runs
+    only in the boots made for it (EXPECT_SUITES names the suites that must
+    be there).  Console lines that hold one of EXPECTED_CONSOLE were
+    provoked on purpose: they are not trouble.  STARTS: how often the plan
+    must start (a reboot plan: twice); RESETS: how many guest resets
+    pagehintd must have seen, when it ran; ATTACHED: the guest must say
+    that it shares its page states."""
     tap, console = result.tap, result.console
     kunit = kunit_cases(tap)
-    if not kunit_detail and kunit:
-        failing = [n for n, passed, _ in kunit if not passed]
-        kunit = [(name + ': KUnit (%d cases)' % len(kunit), not failing,
-                  'failed: ' + ', '.join(failing) if failing else '')]
     results = guest_tests(tap) + kunit
     for suite in expect_suites:
         if suite not in suites_seen(results):
             results.append(('kunit: ' + suite, False,
                             'suite did not run (missing from debugfs)'))
+    if not expect_suites and kunit:
+        results.append((name + ': KUnit ran only where asked', False,
+                        '%d KUnit cases ran in a boot that switched KUnit off' % len(kunit)))
     where = ' (console: %s)' % os.path.join(result.run_dir, 'console.log')
+    results.append(plan_ran_once(result, name, starts))
+    if result.daemon:
+        results.append(resets_seen(result, name, resets))
+    if attached:
+        n = console.count(ATTACHED)
+        results.append((name + ': hinting attached', n == starts,
+                        '"%s" %d times, once a boot wanted%s' % (ATTACHED, n, where)))
     if result.status == 'timeout':
         results.append((name + ': finished', False,
                         'guest timed out after %.0f s; it hung or is too slow%s'
                         % (result.elapsed, where)))
+    elif result.status == 'stalled':
+        results.append((name + ': finished', False,
+                        'guest said nothing for too long and was stopped after %.0f s; '
+                        'it hung%s' % (result.elapsed, where)))
     elif 'plan: done' not in tap:
         qemu = result.read('qemu.log').strip()
         results.append((name + ': finished', False,
@@ -169,9 +231,11 @@ def evaluate(result, name, expect_suites=(), kunit_detail=True, expected_console
     console = '\n'.join(l for l in console.splitlines()
                         if not any(e in l for e in expected_console))
     trouble = kernel_trouble(console)
+    if 'Linux version' not in console:
+        trouble = ['nothing: the console has no boot banner (%d bytes)' % len(console)]
     results.append((name + ': no oops or warning', not trouble,
                     'kernel said: ' + ' / '.join(trouble) + where if trouble else ''))
-    if not all(passed for _, passed, _ in results[-2 - len(expected_console):]):
+    if not all(passed for _, passed, _ in results):
         print('%s: the console ended with:\n%s' % (name, console_excerpt(console)),
               flush=True)
         first = first_trouble_block(console)

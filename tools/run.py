@@ -14,23 +14,35 @@ import guestlog  # noqa: E402
 import vm  # noqa: E402
 
 
+# A guest that says nothing on its console or its results port for this
+# long has hung: the run plan's slowest step, reading the data disk under
+# TCG, prints within a minute.
+STALL_S = 120
+
+
 def trace(name, args, **opts):
     """Boot once; return (results, [(seconds, MiB held by the host)])."""
     guest = vm.Guest('run-' + name, plan=args.plan, variant=args.variant,
                      mem_mib=args.mem, timeout=900, **opts)
     samples = []
+
+    def sample():
+        samples.append((time.monotonic() - guest.started, guest.resident_mib()))
+        print('  %5.0f s  host holds %6.1f MiB' % samples[-1], flush=True)
+
     try:
         guest.start()
         print('run: %s guest: %s, %d MiB, %s' % (name, args.variant, args.mem,
                                                 guest.accel_used), flush=True)
-        while guest.proc.poll() is None:
-            time.sleep(1)
-            samples.append((time.monotonic() - guest.started, guest.resident_mib()))
-            print('  %5.0f s  host holds %6.1f MiB' % samples[-1], flush=True)
-        result = guest.wait()
+        result = guest.wait(stall=STALL_S, tick=sample)
     finally:
         guest.cleanup()
-    return guestlog.evaluate(result, 'boot %s (%s)' % (args.plan, name)), samples, result
+    if result.status == 'stalled':
+        print('run: the %s guest said nothing for %d s: stopped it' % (name, STALL_S),
+              flush=True)
+    hinted = opts.get('daemon_args') is not None
+    return guestlog.evaluate(result, 'boot %s (%s)' % (args.plan, name),
+                             attached=hinted), samples, result
 
 
 def main():
@@ -39,6 +51,7 @@ def main():
     ap.add_argument('--mem', type=int, default=1024, help='guest RAM in MiB')
     ap.add_argument('--plan', default='run')
     args = ap.parse_args()
+    vm.exit_on_sigterm()
 
     plain, plain_samples, _ = trace('unhinted', args, cmdline='page_states=off')
     hinted, hinted_samples, result = trace('hinted', args, daemon_args=[])

@@ -19,6 +19,7 @@ Used as a module by the test runner and as a command by people:
 
 import argparse
 import bisect
+import ctypes
 import json
 import os
 import re
@@ -47,11 +48,13 @@ def initramfs(variant):
 class Result:
     """How a guest run ended, and what it left behind."""
 
-    def __init__(self, status, run_dir, elapsed, returncode):
-        self.status = status          # 'exited' or 'timeout'
+    def __init__(self, status, run_dir, elapsed, returncode, plan, daemon):
+        self.status = status          # 'exited', 'timeout' or 'stalled'
         self.run_dir = run_dir
         self.elapsed = elapsed
         self.returncode = returncode
+        self.plan = plan
+        self.daemon = daemon          # whether pagehintd ran beside it
 
     def read(self, name):
         try:
@@ -73,7 +76,7 @@ class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
-                 disks_dir=None):
+                 disks_dir=None, kunit=False):
         self.name = name
         self.plan = plan
         self.variant = variant
@@ -87,6 +90,10 @@ class Guest:
         self.accel = accel
         self.cmdline = cmdline
         self.balloon = balloon
+        # The built-in KUnit suites run only in the boots made for them:
+        # some of their cases hold a CPU for a while, which no other test
+        # should have to live with.
+        self.kunit = kunit
         # None: no pagehintd; else the arguments for "pagehintd run"
         self.daemon_args = daemon_args
         self.daemon = None
@@ -103,6 +110,8 @@ class Guest:
     def command(self, accel):
         mem = '%dM' % self.mem_mib
         append = 'console=ttyS0 panic=-1 plan=%s %s' % (self.plan, self.cmdline)
+        if not self.kunit:
+            append += ' kunit.enable=0'
         if self.variant == 'debug':
             # CONFIG_PAGE_STATES_DEBUG unmaps volatile folios through it
             append += ' debug_pagealloc=on'
@@ -161,7 +170,8 @@ class Guest:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.command(accel), stdin=subprocess.DEVNULL,
                                      stdout=open(self.path('qemu.log'), 'w'),
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=die_with_parent)
         if self.daemon_args is not None:
             self.start_daemon()
         return self
@@ -176,7 +186,7 @@ class Guest:
             [PAGEHINTD, 'run', '--table', self.path('table'), '--ram', self.path('ram'),
              '--qmp', sock, '--status-ms', '1000', '--json'] + list(self.daemon_args),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.jsonl'), 'a'),
-            stderr=open(self.path('pagehintd.log'), 'a'))
+            stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=die_with_parent)
         return self.daemon
 
     def stop_daemon(self, sig=signal.SIGTERM):
@@ -200,23 +210,48 @@ class Guest:
         except FileNotFoundError:
             return 0.0
 
-    def wait(self):
-        """Wait for QEMU to exit; kill it at the timeout."""
-        try:
-            self.proc.wait(timeout=max(1, self.timeout - (time.monotonic() - self.started)))
-            status = 'exited'
-        except subprocess.TimeoutExpired:
+    def progress(self):
+        """How much the guest has said so far, on its console and its
+        results port: what grows while it makes progress."""
+        size = 0
+        for name in ('console.log', 'tap.log'):
+            try:
+                size += os.path.getsize(self.path(name))
+            except FileNotFoundError:
+                pass
+        return size
+
+    def wait(self, stall=None, tick=None):
+        """Wait for QEMU to exit; kill it at the timeout, or once the guest
+        has said nothing for STALL seconds (None: only the timeout).  TICK,
+        if given, is called about once a second meanwhile."""
+        status = 'exited'
+        said, said_at = self.progress(), time.monotonic()
+        while self.proc.poll() is None:
+            now = time.monotonic()
+            if now - self.started >= self.timeout:
+                status = 'timeout'
+            elif stall and now - said_at >= stall:
+                status = 'stalled'
+            else:
+                try:
+                    self.proc.wait(timeout=min(1, max(0.01, self.timeout - (now - self.started))))
+                except subprocess.TimeoutExpired:
+                    if self.progress() != said:
+                        said, said_at = self.progress(), time.monotonic()
+                    if tick:
+                        tick()
+                continue
             self.hang_report()
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
-            status = 'timeout'
         if self.daemon:
             try:
                 self.daemon.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.stop_daemon()
         result = Result(status, self.run_dir, time.monotonic() - self.started,
-                        self.proc.returncode)
+                        self.proc.returncode, self.plan, self.daemon_args is not None)
         self.keep_logs(result)
         return result
 
@@ -262,6 +297,27 @@ class Guest:
             return self.wait()
         finally:
             self.cleanup()
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """In a child, before exec: be killed when the runner dies, however it
+    dies (SIGKILL included), so that no QEMU or pagehintd outlives it."""
+    ppid = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != ppid:    # the parent died before prctl()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def exit_on_sigterm():
+    """SIGTERM and SIGHUP end the runner the way Ctrl-C does: through the
+    finally blocks that stop the guest and its daemon and clean up."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt('signal %d' % signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def qmp_hmp(sock_path, command, timeout=5):
@@ -351,6 +407,7 @@ def main():
     guest = Guest('manual', plan=args.plan, variant=args.variant, mem_mib=args.mem,
                   cpus=args.cpus, timeout=args.timeout, accel=args.accel,
                   cmdline=args.cmdline, daemon_args=[] if args.daemon else None)
+    exit_on_sigterm()
     result = guest.run()
     print('vm: %s after %.1f s; logs in %s' % (result.status, result.elapsed, result.run_dir))
     return 0 if result.status == 'exited' and 'plan: done' in result.tap else 1
