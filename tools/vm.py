@@ -204,11 +204,9 @@ class Guest:
             return ''
 
     def resident_mib(self):
-        """Host memory behind the guest's RAM file: its allocated blocks."""
-        try:
-            return os.stat(self.path('ram')).st_blocks * 512 / (1 << 20)
-        except FileNotFoundError:
-            return 0.0
+        """Host memory behind the guest's RAM file: its allocated blocks.
+        A missing file is an error, not a guest that holds nothing."""
+        return os.stat(self.path('ram')).st_blocks * 512 / (1 << 20)
 
     def progress(self):
         """How much the guest has said so far, on its console and its
