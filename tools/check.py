@@ -39,7 +39,7 @@ PATCHES = os.path.join(TOP, 'kernel', 'patches')
 # KUnit suites the check guest must run: one missing is a failure, not a
 # silently smaller count.  KUnit runs in this boot and in the runner's
 # KUnit self-test only (tools/vm.py, kunit.enable=0 in every other).
-CHECK_KUNIT_SUITES = ['page_states', 'page_states_volatile', 'pagehint_table']
+CHECK_KUNIT_SUITES = ['page_states_volatile', 'pagehint_table']
 KUNIT_BOOTS = {'check': CHECK_KUNIT_SUITES, 'selftest-kunit': ['pagehint_runner_selftest']}
 
 
