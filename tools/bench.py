@@ -118,25 +118,27 @@ def measure(name, opts, variant, mem_mib):
         before = [mib for when, mib in samples if when <= t]
         return before[-1] if before else float('nan')
 
-    def settled(start, end):
+    def settled(before, start, end):
         """Resident MiB at END, and how long after START the host got
-        within 5% of it: None when it gave back less than 16 MiB."""
-        if start is None or end is None:
+        within 5% of it: None when it held less than 16 MiB less than at
+        BEFORE (a mark before the memory was freed: a host that gives back
+        at once has done so by the time START is seen)."""
+        if None in (before, start, end):
             return float('nan'), None
         final = at(end)
-        if at(start) - final < 16:
+        if at(before) - final < 16:
             return final, None
         for when, mib in samples:
             if when >= start and mib <= final * 1.05 + 1:
-                return final, max(when - start, 0.0)
+                return final, when - start
         return final, None
 
     def number(pattern):
         m = re.search(pattern, result.tap, re.M)
         return float(m.group(1)) if m else None
 
-    final, given_back = settled(marks.get('deleted'), marks.get('end'))
-    cache, cache_back = settled(marks.get('read'), marks.get('read-end'))
+    final, given_back = settled(marks.get('written'), marks.get('deleted'), marks.get('end'))
+    cache, cache_back = settled(marks.get('read'), marks.get('read'), marks.get('read-end'))
     booted = marks.get('booted')
     grep = re.search(r'^mark: grep-cache-kib (-?\d+) volatile-kib (-?\d+)', result.tap, re.M)
     return dict(ok=ok, accel=guest.accel_used,
@@ -231,8 +233,8 @@ def main():
         '## Free memory: write 400 MiB to tmpfs, delete it, idle 10 s',
         '',
         '"Given back within": from the guest\'s "deleted" mark to the first sample within 5% '
-        'of the final size; "none" when the host gave back less than 16 MiB, "<0.1" when it '
-        'had by the first sample.',
+        'of the final size; "none" when the host held less than 16 MiB less than after writing, '
+        '"<0.1" when it had given it back by the first sample.',
         '',
         '| setup | host holds after boot (MiB) | after writing 400 MiB | '
         '10 s after deleting it | given back within (s) |',
