@@ -78,4 +78,8 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print('run: interrupted; its guests and daemons are stopped', file=sys.stderr)
+        sys.exit(130)
