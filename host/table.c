@@ -128,17 +128,63 @@ int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		uint64_t first = le64toh(hdr->ranges[i].first_pfn);
 		uint64_t n = le64toh(hdr->ranges[i].nr_frames);
 		uint64_t off = le64toh(hdr->ranges[i].file_offset);
+		uint32_t j;
 
-		if (first + n > nr_frames || first + n < first)
+		if (first > nr_frames || n > nr_frames - first)
 			return fail("RAM range %u (frames %llu+%llu) lies outside the table's %llu frames",
 				    i, (unsigned long long)first, (unsigned long long)n,
 				    (unsigned long long)nr_frames);
-		if (off + (n << FRAME_SHIFT) > ram_size || off & ((1 << FRAME_SHIFT) - 1))
-			return fail("RAM range %u (%llu bytes at %#llx) lies outside the %llu-byte RAM file",
-				    i, (unsigned long long)(n << FRAME_SHIFT),
-				    (unsigned long long)off, (unsigned long long)ram_size);
+		/* no sum or shift here can wrap: n <= ram_size / 4096 first */
+		if (n > ram_size >> FRAME_SHIFT || off > ram_size - (n << FRAME_SHIFT) ||
+		    off & ((1 << FRAME_SHIFT) - 1))
+			return fail("RAM range %u (%llu frames at %#llx) lies outside the %llu-byte RAM file",
+				    i, (unsigned long long)n, (unsigned long long)off,
+				    (unsigned long long)ram_size);
+		for (j = 0; j < i; j++) {
+			uint64_t first2 = le64toh(hdr->ranges[j].first_pfn);
+			uint64_t n2 = le64toh(hdr->ranges[j].nr_frames);
+			uint64_t off2 = le64toh(hdr->ranges[j].file_offset);
+
+			/* both are inside the table and the file: no sum wraps */
+			if ((first < first2 + n2 && first2 < first + n) ||
+			    (off < off2 + (n2 << FRAME_SHIFT) && off2 < off + (n << FRAME_SHIFT)))
+				return fail("RAM ranges %u and %u overlap", j, i);
+		}
 	}
 	return 0;
+}
+
+/*
+ * The header is guest memory: the guest may rewrite any field at any
+ * moment, between two reads of the same field too.  Take one copy, then
+ * check and use only the copy.  The barrier keeps the compiler from
+ * reading the shared header again where the code says copy.
+ */
+static void header_snapshot(struct pagehint_header *copy,
+			    const struct pagehint_header *shared)
+{
+	memcpy(copy, shared, sizeof(*copy));
+	__asm__ __volatile__("" : : : "memory");
+}
+
+/*
+ * Does the header describe the layout the host derived from the RAM file
+ * on its own?  The host never takes the guest's word for where its RAM
+ * is: a table that says otherwise belongs to another guest or was
+ * rewritten.
+ */
+static bool header_matches_layout(const struct pagehint_header *hdr, const struct table *t)
+{
+	unsigned int i;
+
+	if (le64toh(hdr->nr_frames) != t->nr_frames || le32toh(hdr->nr_ranges) != t->nr_ranges)
+		return false;
+	for (i = 0; i < t->nr_ranges; i++)
+		if (le64toh(hdr->ranges[i].first_pfn) != t->ranges[i].first_pfn ||
+		    le64toh(hdr->ranges[i].nr_frames) != t->ranges[i].nr_frames ||
+		    le64toh(hdr->ranges[i].file_offset) != t->ranges[i].file_offset)
+			return false;
+	return true;
 }
 
 static int open_ram(const char *ram_path, uint64_t ram_size, bool create, char *err,
@@ -221,8 +267,8 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
 	       size_t errlen)
 {
+	struct pagehint_header hdr;
 	struct stat st;
-	unsigned int i;
 
 	memset(t, 0, sizeof(*t));
 	t->ram_fd = -1;
@@ -251,18 +297,20 @@ int table_open(struct table *t, const char *table_path, const char *ram_path, ch
 		close(t->ram_fd);
 		return fail("cannot map table file %s: %s", table_path, strerror(errno));
 	}
-	if (table_check_header(t->hdr, t->table_size, t->ram_size, err, errlen)) {
+	header_snapshot(&hdr, t->hdr);
+	if (table_check_header(&hdr, t->table_size, t->ram_size, err, errlen)) {
 		table_close(t);
 		return -1;
 	}
-	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
-	t->nr_frames = le64toh(t->hdr->nr_frames);
-	t->nr_ranges = le32toh(t->hdr->nr_ranges);
-	for (i = 0; i < t->nr_ranges; i++) {
-		t->ranges[i].first_pfn = le64toh(t->hdr->ranges[i].first_pfn);
-		t->ranges[i].nr_frames = le64toh(t->hdr->ranges[i].nr_frames);
-		t->ranges[i].file_offset = le64toh(t->hdr->ranges[i].file_offset);
+	/* the layout is the host's own, from the RAM file's size */
+	if (q35_layout(t, t->ram_size) || table_size_for(t->ram_size) != t->table_size ||
+	    !header_matches_layout(&hdr, t)) {
+		table_close(t);
+		return fail("table %s does not describe the %llu-byte RAM file %s: "
+			    "a table and a RAM file of different guests?",
+			    table_path, (unsigned long long)t->ram_size, ram_path);
 	}
+	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	return 0;
 }
 

@@ -228,6 +228,139 @@ static void test_refuses_missing_ram(void **state)
 	expect_refusal(*state, missing_ram, "cannot open guest RAM file");
 }
 
+static void poke_range(struct files *f, unsigned int i, uint64_t first, uint64_t n,
+		       uint64_t off)
+{
+	struct pagehint_range r = {
+		.first_pfn = htole64(first), .nr_frames = htole64(n), .file_offset = htole64(off),
+	};
+
+	poke_header(f, offsetof(struct pagehint_header, ranges[i]), &r, sizeof(r));
+}
+
+static void forty_ranges(struct files *f)
+{
+	uint32_t v = htole32(40);
+
+	poke_header(f, offsetof(struct pagehint_header, nr_ranges), &v, sizeof(v));
+}
+
+/* off + (n << 12) wraps to 0: passed the old check, then EINVAL killed the daemon */
+static void wrapping_range(struct files *f)
+{
+	poke_range(f, 0, 16383, 1, 0xfffffffffffff000ULL);
+}
+
+static void overlapping_ranges(struct files *f)
+{
+	uint32_t v = htole32(2);
+
+	poke_header(f, offsetof(struct pagehint_header, nr_ranges), &v, sizeof(v));
+	poke_range(f, 1, 0, 16384, 0);
+}
+
+/* a layout that fits table and file, but is not the RAM file's */
+static void other_layout(struct files *f)
+{
+	poke_range(f, 0, 0, 8192, 32 * MiB);
+}
+
+static void ram_larger_than_table(struct files *f)
+{
+	assert_int_equal(truncate(f->ram, 128 * MiB), 0);
+}
+
+static void test_refuses_forty_ranges(void **state)
+{
+	expect_refusal(*state, forty_ranges, "has 40 RAM ranges");
+}
+
+static void test_refuses_wrapping_range(void **state)
+{
+	expect_refusal(*state, wrapping_range, "lies outside the 67108864-byte RAM file");
+}
+
+static void test_refuses_overlapping_ranges(void **state)
+{
+	expect_refusal(*state, overlapping_ranges, "RAM ranges 0 and 1 overlap");
+}
+
+static void test_refuses_other_layout(void **state)
+{
+	expect_refusal(*state, other_layout, "does not describe the 67108864-byte RAM file");
+}
+
+static void test_refuses_larger_ram(void **state)
+{
+	expect_refusal(*state, ram_larger_than_table,
+		       "does not describe the 134217728-byte RAM file");
+}
+
+/*
+ * A guest rewrites its header while a daemon starts: it flips nr_ranges
+ * between 1 and 40 and nr_frames between right and far too many, as fast
+ * as it can.  Every open that succeeds must use the layout of the RAM
+ * file, never a value the guest wrote after the check.
+ */
+struct flipper {
+	struct pagehint_header *hdr;
+	int stop;
+	unsigned long flips;
+};
+
+static void *flip_header(void *arg)
+{
+	struct flipper *fl = arg;
+
+	while (!__atomic_load_n(&fl->stop, __ATOMIC_RELAXED)) {
+		uint32_t n = fl->flips & 1 ? 40 : 1;
+		uint64_t frames = fl->flips & 2 ? 1ULL << 40 : 16384;
+
+		__atomic_store_n(&fl->hdr->nr_ranges, htole32(n), __ATOMIC_RELAXED);
+		__atomic_store_n(&fl->hdr->nr_frames, htole64(frames), __ATOMIC_RELAXED);
+		fl->flips++;
+	}
+	return NULL;
+}
+
+static void test_open_while_guest_rewrites_header(void **state)
+{
+	struct files *f = *state;
+	struct flipper fl = { 0 };
+	unsigned int i, opened = 0;
+	pthread_t thread;
+	struct table t;
+	int fd;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	fd = open(f->table, O_RDWR);
+	assert_true(fd >= 0);
+	fl.hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(fl.hdr != MAP_FAILED);
+	assert_int_equal(pthread_create(&thread, NULL, flip_header, &fl), 0);
+	for (i = 0; i < 20000; i++) {
+		if (table_open(&t, f->table, f->ram, f->err, sizeof(f->err)))
+			continue;
+		opened++;
+		assert_int_equal(t.nr_ranges, 1);
+		assert_int_equal(t.nr_frames, 16384);
+		assert_int_equal(t.ranges[0].nr_frames, 16384);
+		assert_int_equal(t.ranges[0].file_offset, 0);
+		table_close(&t);
+	}
+	__atomic_store_n(&fl.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	printf("rewrites: %u of %u opens succeeded, %lu rewrites of the header\n",
+	       opened, i, fl.flips);
+	/* refusals alone would prove nothing: the header put right opens */
+	fl.hdr->nr_ranges = htole32(1);
+	fl.hdr->nr_frames = htole64(16384);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	table_close(&t);
+	munmap(fl.hdr, PAGEHINT_HEADER_SIZE);
+	close(fd);
+}
+
 static void test_refuses_second_daemon(void **state)
 {
 	struct files *f = *state;
@@ -700,6 +833,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_frames_beyond_table, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_missing_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_forty_ranges, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_wrapping_range, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_overlapping_ranges, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_other_layout, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_larger_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_open_while_guest_rewrites_header, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon, setup_files,
 						teardown_files),
