@@ -18,12 +18,14 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +34,9 @@
 #include "table.h"
 
 #define MiB		(1ULL << 20)
+/* 16 TiB of guest RAM, and an hour: beyond them a number is a typo */
+#define MAX_MEM_MIB	(16UL << 20)
+#define MAX_MS		3600000UL
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC };
 
@@ -62,16 +67,25 @@ static void on_signal(int sig)
 static int read_target_file(const char *path, long *target_mib)
 {
 	char buf[64], *end;
-	FILE *f = fopen(path, "r");
 	unsigned long v;
+	struct stat st;
+	ssize_t n;
+	int fd;
 
-	if (!f) {
+	/* non-blocking: a FIFO must not stop the daemon before fstat says no */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		fprintf(stderr, "pagehintd: cannot read target file %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "pagehintd: target file %s is not a regular file\n", path);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
 	buf[strcspn(buf, " \t\n")] = 0;
 	if (!strcmp(buf, "none")) {
 		*target_mib = -1;
@@ -226,6 +240,16 @@ static int cmd_run(const struct options *o)
 	long target_mib = o->chaos ? 0 : o->target_mib;
 	int ret = 0;
 
+	/*
+	 * Handlers first: a SIGHUP or SIGTERM during setup must not kill the
+	 * daemon midway.  A QEMU that closes its socket while we write to it
+	 * is an error return and an exit with a message, not a silent death.
+	 */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	if (o->target_file && read_target_file(o->target_file, &target_mib))
 		return 1;
 
@@ -242,9 +266,6 @@ static int cmd_run(const struct options *o)
 	if (o->qmp)
 		qmp_execute(&q, "set-action", REBOOT_STOPS);
 	table_recover_busy(&t);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	if (o->chaos)
 		fprintf(stderr, "pagehintd: chaos mode: every unused and volatile frame goes at once\n");
 	else
@@ -340,16 +361,34 @@ static void usage(FILE *f)
 		"       pagehintd table-size --mem-mib N\n");
 }
 
-static int parse_number(const char *arg, const char *name, unsigned long *out)
+/*
+ * A decimal number of digits only (no sign, no space, no base prefix)
+ * between min and max: the operator's typo gets a message, not a value
+ * strtoul() made of it.
+ */
+static int parse_number(const char *arg, const char *name, unsigned long min,
+			unsigned long max, unsigned long *out)
 {
-	char *end;
+	unsigned long v = 0;
+	const char *p;
 
-	errno = 0;
-	*out = strtoul(arg, &end, 0);
-	if (errno || !*arg || *end || arg[0] == '-') {
-		fprintf(stderr, "pagehintd: --%s wants a number, not '%s'\n", name, arg);
+	for (p = arg; *p >= '0' && *p <= '9'; p++) {
+		if (v > (ULONG_MAX - (*p - '0')) / 10) {
+			v = ULONG_MAX;	/* too large, whatever follows */
+			continue;
+		}
+		v = v * 10 + (*p - '0');
+	}
+	if (!*arg || *p) {
+		fprintf(stderr, "pagehintd: --%s wants a decimal number, not '%s'\n", name, arg);
 		return -1;
 	}
+	if (v < min || v > max) {
+		fprintf(stderr, "pagehintd: --%s %s is out of range (%lu to %lu)\n", name, arg,
+			min, max);
+		return -1;
+	}
+	*out = v;
 	return 0;
 }
 
@@ -371,18 +410,40 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
+	/* the options each command takes, by their getopt values */
+	static const struct {
+		const char *cmd, *takes;
+	} commands[] = {
+		{ "init", "trm" },
+		{ "run", "trqpilsTFCj" },
+		{ "status", "trj" },
+		{ "table-size", "m" },
+	};
 	struct options o = { .interval_ms = 1000, .target_mib = -1 };
+	const char *cmd, *takes = NULL;
 	unsigned long target;
-	const char *cmd;
-	int c;
+	unsigned int i;
+	int c, opt;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	cmd = argv[1];
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].cmd))
+			takes = commands[i].takes;
+	if (!takes) {
+		fprintf(stderr, "pagehintd: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return 2;
+	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", longopts, &opt)) != -1) {
+		if (c != 'h' && c != '?' && c != ':' && !strchr(takes, c)) {
+			fprintf(stderr, "pagehintd: %s does not take --%s\n", cmd, longopts[opt].name);
+			return 2;
+		}
 		switch (c) {
 		case 't':
 			o.table = optarg;
@@ -394,7 +455,7 @@ int main(int argc, char **argv)
 			o.qmp = optarg;
 			break;
 		case 'm':
-			if (parse_number(optarg, "mem-mib", &o.mem_mib))
+			if (parse_number(optarg, "mem-mib", 1, MAX_MEM_MIB, &o.mem_mib))
 				return 2;
 			break;
 		case 'p':
@@ -408,24 +469,20 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'i':
-			if (parse_number(optarg, "interval-ms", &o.interval_ms))
+			if (parse_number(optarg, "interval-ms", 1, MAX_MS, &o.interval_ms))
 				return 2;
 			break;
 		case 'l':
-			if (parse_number(optarg, "rate-mib-s", &o.rate_mib_s))
+			if (parse_number(optarg, "rate-mib-s", 1, MAX_MEM_MIB, &o.rate_mib_s))
 				return 2;
 			break;
 		case 's':
-			if (parse_number(optarg, "status-ms", &o.status_ms))
+			if (parse_number(optarg, "status-ms", 0, MAX_MS, &o.status_ms))
 				return 2;
 			break;
 		case 'T':
-			if (parse_number(optarg, "target-mib", &target))
+			if (parse_number(optarg, "target-mib", 0, MAX_MEM_MIB, &target))
 				return 2;
-			if (target > LONG_MAX / MiB) {
-				fprintf(stderr, "pagehintd: --target-mib %lu is too large\n", target);
-				return 2;
-			}
 			o.target_mib = target;
 			break;
 		case 'F':
@@ -457,11 +514,6 @@ int main(int argc, char **argv)
 		printf("%zu\n", table_size_for(o.mem_mib * MiB));
 		return 0;
 	}
-	if (strcmp(cmd, "init") && strcmp(cmd, "run") && strcmp(cmd, "status")) {
-		fprintf(stderr, "pagehintd: unknown command '%s'\n", cmd);
-		usage(stderr);
-		return 2;
-	}
 	if (!o.table || !o.ram) {
 		fprintf(stderr, "pagehintd: %s needs --table and --ram\n", cmd);
 		return 2;
@@ -479,10 +531,6 @@ int main(int argc, char **argv)
 	}
 	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
 		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic, no --rate-mib-s\n");
-		return 2;
-	}
-	if (o.policy == POLICY_PERIODIC && !o.interval_ms) {
-		fprintf(stderr, "pagehintd: --interval-ms must be positive\n");
 		return 2;
 	}
 	return !strcmp(cmd, "run") ? cmd_run(&o) : cmd_status(&o);

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The operator's mistakes: pagehintd run as a program with arguments it
+ * must refuse, each with exit status 2 (1 for a file it cannot use) and
+ * a message that names the mistake, and nothing created on the way.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct dir {
+	char path[64], table[96], ram[96], fifo[96];
+};
+
+static int setup_dir(void **state)
+{
+	struct dir *d = calloc(1, sizeof(*d));
+
+	strcpy(d->path, "/tmp/pagehint-cli-XXXXXX");
+	assert_non_null(mkdtemp(d->path));
+	snprintf(d->table, sizeof(d->table), "%s/table", d->path);
+	snprintf(d->ram, sizeof(d->ram), "%s/ram", d->path);
+	snprintf(d->fifo, sizeof(d->fifo), "%s/fifo", d->path);
+	*state = d;
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	struct dir *d = *state;
+
+	unlink(d->table);
+	unlink(d->ram);
+	unlink(d->fifo);
+	rmdir(d->path);
+	free(d);
+	return 0;
+}
+
+/* Run pagehintd with ARGV (NULL-terminated); its stderr goes to ERR. */
+static int run(char *const argv[], char *err, size_t errlen)
+{
+	char errpath[] = "/tmp/pagehint-cli-err-XXXXXX";
+	posix_spawn_file_actions_t fa;
+	int fd = mkstemp(errpath), status;
+	ssize_t n;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	n = pread(fd, err, errlen - 1, 0);
+	err[n > 0 ? n : 0] = 0;
+	close(fd);
+	unlink(errpath);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* Expect exit status STATUS and MESSAGE on stderr, and no table made. */
+static void expect(struct dir *d, int status, const char *message, ...)
+{
+	char *argv[16] = { PAGEHINTD }, err[4096];
+	struct stat st;
+	va_list ap;
+	int argc = 1;
+
+	va_start(ap, message);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	assert_int_equal(run(argv, err, sizeof(err)), status);
+	if (!strstr(err, message))
+		fail_msg("expected \"%s\" in \"%s\"", message, err);
+	assert_int_not_equal(stat(d->table, &st), 0);
+}
+
+static void test_mem_mib_that_wraps(void **state)
+{
+	struct dir *d = *state;
+
+	/* 2^44 + 1 MiB: times 2^20 it wrapped to 1 MiB, and init succeeded */
+	expect(d, 2, "--mem-mib 17592186044417 is out of range", "init", "--table", d->table,
+	       "--ram", d->ram, "--mem-mib", "17592186044417", NULL);
+}
+
+static void test_negative_with_space(void **state)
+{
+	struct dir *d = *state;
+
+	expect(d, 2, "--mem-mib wants a decimal number, not ' -1'", "init", "--table", d->table,
+	       "--ram", d->ram, "--mem-mib", " -1", NULL);
+	expect(d, 2, "--target-mib wants a decimal number, not ' -5'", "run", "--table",
+	       d->table, "--ram", d->ram, "--target-mib", " -5", NULL);
+}
+
+static void test_no_base_prefix(void **state)
+{
+	struct dir *d = *state;
+
+	expect(d, 2, "--mem-mib wants a decimal number, not '0x40'", "init", "--table", d->table,
+	       "--ram", d->ram, "--mem-mib", "0x40", NULL);
+}
+
+static void test_milliseconds_that_overflow(void **state)
+{
+	struct dir *d = *state;
+
+	/* cast to int, 2^31 ms was usleep(0): a busy loop */
+	expect(d, 2, "--interval-ms 2147483648 is out of range", "run", "--table", d->table,
+	       "--ram", d->ram, "--policy", "periodic", "--interval-ms", "2147483648", NULL);
+	expect(d, 2, "--status-ms 4294967296 is out of range", "run", "--table", d->table,
+	       "--ram", d->ram, "--status-ms", "4294967296", NULL);
+}
+
+static void test_options_a_command_does_not_take(void **state)
+{
+	struct dir *d = *state;
+
+	expect(d, 2, "init does not take --chaos", "init", "--table", d->table, "--ram", d->ram,
+	       "--mem-mib", "64", "--chaos", NULL);
+	expect(d, 2, "status does not take --qmp", "status", "--table", d->table, "--ram", d->ram,
+	       "--qmp", "/nonexistent", NULL);
+	expect(d, 2, "unknown command 'frob'", "frob", "--mem-mib", "1", NULL);
+}
+
+static void test_target_file_not_regular(void **state)
+{
+	struct dir *d = *state;
+
+	/* a FIFO blocked the daemon at start; a directory read as '' */
+	assert_int_equal(mkfifo(d->fifo, 0600), 0);
+	expect(d, 1, "is not a regular file", "run", "--table", d->table, "--ram", d->ram,
+	       "--target-file", d->fifo, NULL);
+	expect(d, 1, "is not a regular file", "run", "--table", d->table, "--ram", d->ram,
+	       "--target-file", d->path, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_mem_mib_that_wraps, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_negative_with_space, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_no_base_prefix, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_milliseconds_that_overflow, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_options_a_command_does_not_take, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_target_file_not_regular, setup_dir,
+						teardown_dir),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}
