@@ -57,23 +57,27 @@ HOST_TESTS = ('test_table', 'test_giveback', 'test_cli')
 
 
 def stage_host():
-    """Host unit tests: every test binary prints cmocka's TAP."""
+    """Host unit tests, as shipped and under ASan and UBSan: every test
+    binary prints cmocka's TAP."""
     results = []
-    for name in HOST_TESTS:
-        test = os.path.join(TOP, 'build', 'host', name)
-        if not os.access(test, os.X_OK):
-            results.append(('host: ' + name, False, '%s is missing: run "make host"' % test))
-            continue
-        p = run_cmd([test], env=dict(os.environ, CMOCKA_MESSAGE_OUTPUT='TAP'))
-        cases = re.findall(r'^(ok|not ok) \d+ - (.*)$', p.stdout, re.M)
-        for status, case in cases:
-            results.append(('host: %s.%s' % (os.path.basename(test), case), status == 'ok',
-                            '' if status == 'ok' else p.stdout[-800:]))
-        if not cases:
-            results.append(('host: ' + name, False, 'no test cases reported: ' + p.stdout[-800:]))
-        elif p.returncode != 0 and all(s == 'ok' for s, _ in cases):
-            results.append(('host: ' + os.path.basename(test), False,
-                            'exit status %d: %s' % (p.returncode, p.stdout[-800:])))
+    for build, label in (('host', 'host'), (os.path.join('host', 'san'), 'host, ASan+UBSan')):
+        for name in HOST_TESTS:
+            test = os.path.join(TOP, 'build', build, name)
+            name = '%s: %s' % (label, name)
+            if not os.access(test, os.X_OK):
+                results.append((name, False, '%s is missing: run "make host"' % test))
+                continue
+            p = run_cmd([test], env=dict(os.environ, CMOCKA_MESSAGE_OUTPUT='TAP'))
+            cases = re.findall(r'^(ok|not ok) \d+ - (.*)$', p.stdout, re.M)
+            for status, case in cases:
+                results.append(('%s.%s' % (name, case), status == 'ok',
+                                '' if status == 'ok' else p.stdout[-800:]))
+            if not cases:
+                results.append((name, False, 'no test cases reported: ' + p.stdout[-800:]))
+            elif p.returncode != 0 and all(s == 'ok' for s, _ in cases):
+                # a sanitizer's report ends the program after the last "ok"
+                results.append((name, False,
+                                'exit status %d: %s' % (p.returncode, p.stdout[-800:])))
     return results
 
 
