@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,28 +116,47 @@ static double frames_mib(uint64_t frames)
 	return frames * 4096.0 / MiB;
 }
 
-static void report(const struct table *t, int json, double since)
+/*
+ * One status report.  The frame counts come from the table's state bytes
+ * and the guest's totals from the header: both are what the guest wrote.
+ * The host's totals are this daemon's own (run), or, for "status", the
+ * copy a daemon published in the header, which the guest can overwrite:
+ * the JSON says which ("host_from").
+ */
+static void report(const struct table *t, int json, double since, bool own)
 {
 	const struct pagehint_header *h = t->hdr;
 	struct table_counts c;
+	uint64_t host[4];
 
+	if (own) {
+		host[0] = t->host.dropped_unused;
+		host[1] = t->host.dropped_volatile;
+		host[2] = t->host.punch_calls;
+		host[3] = t->host.cas_lost;
+	} else {
+		host[0] = le64toh(h->host.dropped_unused);
+		host[1] = le64toh(h->host.dropped_volatile);
+		host[2] = le64toh(h->host.punch_calls);
+		host[3] = le64toh(h->host.cas_lost);
+	}
 	table_count(t, &c);
 	if (json) {
 		printf("{\"time\": %.3f, \"attached\": %s, \"frames\": {\"stable\": %llu, "
 		       "\"unused\": %llu, \"unused_dropped\": %llu, \"volatile\": %llu, "
 		       "\"volatile_dropped\": %llu, \"busy\": %llu}, \"resident_mib\": %.1f, "
 		       "\"dropped\": {\"unused\": %llu, \"volatile\": %llu, \"punch_calls\": %llu, "
-		       "\"guest_won\": %llu}, \"guest\": {\"to_unused\": %llu, \"to_stable\": %llu, "
+		       "\"guest_won\": %llu}, \"host_from\": \"%s\", "
+		       "\"guest\": {\"to_unused\": %llu, \"to_stable\": %llu, "
 		       "\"busy_waits\": %llu, \"frames_unused\": %llu}}\n",
 		       now_s() - since, table_attached(t) ? "true" : "false",
 		       (unsigned long long)c.stable, (unsigned long long)c.unused,
 		       (unsigned long long)c.unused_dropped, (unsigned long long)c.volatile_,
 		       (unsigned long long)c.volatile_dropped, (unsigned long long)c.busy,
 		       ram_resident(t) / (double)MiB,
-		       (unsigned long long)le64toh(h->host.dropped_unused),
-		       (unsigned long long)le64toh(h->host.dropped_volatile),
-		       (unsigned long long)le64toh(h->host.punch_calls),
-		       (unsigned long long)le64toh(h->host.cas_lost),
+		       (unsigned long long)host[0], (unsigned long long)host[1],
+		       (unsigned long long)host[2], (unsigned long long)host[3],
+		       own ? "this pagehintd" : "the table header, which the guest can write",
 		       (unsigned long long)le64toh(h->guest.to_unused),
 		       (unsigned long long)le64toh(h->guest.to_stable),
 		       (unsigned long long)le64toh(h->guest.busy_waits),
@@ -303,7 +323,7 @@ static int cmd_run(const struct options *o)
 			last_pass = now;
 		}
 		if (o->status_ms && now - last_status >= o->status_ms / 1000.0) {
-			report(&t, o->json, start);
+			report(&t, o->json, start, true);
 			last_status = now;
 		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
@@ -318,7 +338,7 @@ static int cmd_run(const struct options *o)
 		}
 	}
 	if (o->status_ms)
-		report(&t, o->json, start);
+		report(&t, o->json, start, true);
 	qmp_close(&q);
 	table_close(&t);
 	return ret;
@@ -329,11 +349,11 @@ static int cmd_status(const struct options *o)
 	char err[512];
 	struct table t;
 
-	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
+	if (table_open_readonly(&t, o->table, o->ram, err, sizeof(err))) {
 		fprintf(stderr, "pagehintd: %s\n", err);
 		return 1;
 	}
-	report(&t, o->json, now_s());
+	report(&t, o->json, now_s(), false);
 	table_close(&t);
 	return 0;
 }

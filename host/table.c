@@ -187,11 +187,11 @@ static bool header_matches_layout(const struct pagehint_header *hdr, const struc
 	return true;
 }
 
-static int open_ram(const char *ram_path, uint64_t ram_size, bool create, char *err,
-		    size_t errlen)
+static int open_ram(const char *ram_path, uint64_t ram_size, bool create, bool writable,
+		    char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(ram_path, O_RDWR | (create ? O_CREAT : 0), 0600);
+	int fd = open(ram_path, (writable ? O_RDWR : O_RDONLY) | (create ? O_CREAT : 0), 0600);
 
 	if (fd < 0)
 		return fail("cannot open guest RAM file %s: %s", ram_path, strerror(errno));
@@ -223,7 +223,7 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	if (!size)
 		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
 			    (unsigned long long)ram_size);
-	ram_fd = open_ram(ram_path, ram_size, true, err, errlen);
+	ram_fd = open_ram(ram_path, ram_size, true, true, err, errlen);
 	if (ram_fd < 0)
 		return -1;
 	close(ram_fd);
@@ -264,18 +264,23 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	return 0;
 }
 
-int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
-	       size_t errlen)
+/*
+ * The daemon opens the table writable and alone (an exclusive lock);
+ * "status" opens it read-only and takes no lock, so that it can neither
+ * be refused by a running daemon nor make a daemon's start fail.
+ */
+static int open_table(struct table *t, const char *table_path, const char *ram_path,
+		      bool daemon, char *err, size_t errlen)
 {
 	struct pagehint_header hdr;
 	struct stat st;
 
 	memset(t, 0, sizeof(*t));
 	t->ram_fd = -1;
-	t->table_fd = open(table_path, O_RDWR);
+	t->table_fd = open(table_path, daemon ? O_RDWR : O_RDONLY);
 	if (t->table_fd < 0)
 		return fail("cannot open table file %s: %s", table_path, strerror(errno));
-	if (flock(t->table_fd, LOCK_EX | LOCK_NB)) {
+	if (daemon && flock(t->table_fd, LOCK_EX | LOCK_NB)) {
 		close(t->table_fd);
 		return fail("table file %s is in use by another pagehintd", table_path);
 	}
@@ -285,13 +290,14 @@ int table_open(struct table *t, const char *table_path, const char *ram_path, ch
 			    table_path, (long long)st.st_size);
 	}
 	t->table_size = st.st_size;
-	t->ram_fd = open_ram(ram_path, 0, false, err, errlen);
+	t->ram_fd = open_ram(ram_path, 0, false, daemon, err, errlen);
 	if (t->ram_fd < 0 || fstat(t->ram_fd, &st)) {
 		close(t->table_fd);
 		return -1;
 	}
 	t->ram_size = st.st_size;
-	t->hdr = mmap(NULL, t->table_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->table_fd, 0);
+	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,
+		      t->table_fd, 0);
 	if (t->hdr == MAP_FAILED) {
 		close(t->table_fd);
 		close(t->ram_fd);
@@ -312,6 +318,18 @@ int table_open(struct table *t, const char *table_path, const char *ram_path, ch
 	}
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	return 0;
+}
+
+int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
+	       size_t errlen)
+{
+	return open_table(t, table_path, ram_path, true, err, errlen);
+}
+
+int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen)
+{
+	return open_table(t, table_path, ram_path, false, err, errlen);
 }
 
 void table_close(struct table *t)
@@ -442,9 +460,24 @@ static uint64_t file_offset(const struct table *t, uint64_t pfn)
 	return UINT64_MAX;
 }
 
+/*
+ * The host's counters are its own, in private memory; the header gets a
+ * copy for the guest and for tests to read, and is never read back.
+ */
+static void publish_host_counters(struct table *t)
+{
+	struct pagehint_host_counters *h = &t->hdr->host;
+
+	__atomic_store_n(&h->dropped_unused, htole64(t->host.dropped_unused), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->dropped_volatile, htole64(t->host.dropped_volatile),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&h->punch_calls, htole64(t->host.punch_calls), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->cas_lost, htole64(t->host.cas_lost), __ATOMIC_RELAXED);
+}
+
 static int punch(struct table *t, uint64_t pfn, uint64_t len)
 {
-	t->hdr->host.punch_calls = htole64(le64toh(t->hdr->host.punch_calls) + 1);
+	t->host.punch_calls++;
 	return fallocate(t->ram_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			 file_offset(t, pfn), len << FRAME_SHIFT);
 }
@@ -490,12 +523,12 @@ int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len
 		if (!ret)
 			dropped += i - start;
 	}
-	t->hdr->host.cas_lost = htole64(le64toh(t->hdr->host.cas_lost) + lost);
+	t->host.cas_lost += lost;
 	if (want == PAGEHINT_UNUSED)
-		t->hdr->host.dropped_unused = htole64(le64toh(t->hdr->host.dropped_unused) + dropped);
+		t->host.dropped_unused += dropped;
 	else
-		t->hdr->host.dropped_volatile =
-			htole64(le64toh(t->hdr->host.dropped_volatile) + dropped);
+		t->host.dropped_volatile += dropped;
+	publish_host_counters(t);
 	if (ret) {
 		errno = -ret;
 		return -1;

@@ -24,6 +24,10 @@ struct table {
 	struct {
 		uint64_t first_pfn, nr_frames, file_offset;
 	} ranges[PAGEHINT_MAX_RANGES];
+	/* this daemon's own totals since it opened the table */
+	struct {
+		uint64_t dropped_unused, dropped_volatile, punch_calls, cas_lost;
+	} host;
 };
 
 /* Per-state frame counts from one pass over the table. */
@@ -40,6 +44,8 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 		 char *err, size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);
+int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen);
 void table_close(struct table *t);
 int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		       uint64_t ram_size, char *err, size_t errlen);

@@ -375,6 +375,48 @@ static void test_refuses_second_daemon(void **state)
 	table_close(&t);
 }
 
+/* "status" reads beside a running daemon, and never blocks one's start. */
+static void test_status_beside_daemon(void **state)
+{
+	struct files *f = *state;
+	struct table daemon, status;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&daemon, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open_readonly(&status, f->table, f->ram, f->err,
+					     sizeof(f->err)), 0);
+	assert_int_equal(status.nr_frames, 16384);
+	table_close(&daemon);
+	assert_int_equal(table_open(&daemon, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	table_close(&daemon);
+	table_close(&status);
+}
+
+/*
+ * The host's totals are its own: a guest that overwrites the copy in the
+ * header changes neither what the daemon reports nor what it publishes
+ * next.
+ */
+static void test_host_counters_are_private(void **state)
+{
+	struct files *f = *state;
+	struct table t;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	memset(t.states, PAGEHINT_UNUSED, 10);
+	assert_int_equal(table_drop_run(&t, PAGEHINT_UNUSED, 0, 10), 10);
+	t.hdr->host.dropped_unused = htole64(1ULL << 60);	/* the guest forges */
+	t.hdr->host.punch_calls = htole64(1ULL << 60);
+	memset(t.states + 100, PAGEHINT_UNUSED, 5);
+	assert_int_equal(table_drop_run(&t, PAGEHINT_UNUSED, 100, 5), 5);
+	assert_int_equal(t.host.dropped_unused, 15);
+	assert_int_equal(t.host.punch_calls, 2);
+	assert_int_equal(le64toh(t.hdr->host.dropped_unused), 15);
+	assert_int_equal(le64toh(t.hdr->host.punch_calls), 2);
+	table_close(&t);
+}
+
 static void test_create_refuses_other_guests_ram(void **state)
 {
 	struct files *f = *state;
@@ -847,6 +889,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_while_guest_rewrites_header, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_status_beside_daemon, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_host_counters_are_private, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_create_refuses_other_guests_ram, setup_files,
 						teardown_files),
