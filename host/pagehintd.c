@@ -11,6 +11,7 @@
  * more than the target.  It never touches a stable frame.
  *
  *   pagehintd init   --table F --ram F --mem-mib N   create the files
+ *                    [--force]                       (reuse ones no guest runs on)
  *   pagehintd run    --table F --ram F [options]     the daemon
  *   pagehintd status --table F --ram F [--json]      one report
  *   pagehintd table-size --mem-mib N                 bytes of table needed
@@ -51,6 +52,7 @@ struct options {
 	long target_mib;		/* -1: none, volatile frames are kept */
 	const char *target_file;	/* re-read on SIGHUP */
 	int chaos;			/* drop unused and volatile at once */
+	int force;			/* init: reuse existing files */
 	int json;
 };
 
@@ -362,7 +364,7 @@ static int cmd_init(const struct options *o)
 {
 	char err[512];
 
-	if (table_create(o->table, o->ram, o->mem_mib * MiB, err, sizeof(err))) {
+	if (table_create(o->table, o->ram, o->mem_mib * MiB, o->force, err, sizeof(err))) {
 		fprintf(stderr, "pagehintd: %s\n", err);
 		return 1;
 	}
@@ -372,7 +374,7 @@ static int cmd_init(const struct options *o)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N\n"
+		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N [--force]\n"
 		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
 		"                        [--policy immediate|periodic] [--interval-ms N]\n"
 		"                        [--rate-mib-s N] [--status-ms N] [--json]\n"
@@ -426,6 +428,7 @@ int main(int argc, char **argv)
 		{ "target-mib", required_argument, NULL, 'T' },
 		{ "target-file", required_argument, NULL, 'F' },
 		{ "chaos", no_argument, NULL, 'C' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -434,7 +437,7 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *cmd, *takes;
 	} commands[] = {
-		{ "init", "trm" },
+		{ "init", "trmf" },
 		{ "run", "trqpilsTFCj" },
 		{ "status", "trj" },
 		{ "table-size", "m" },
@@ -510,6 +513,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			o.chaos = 1;
+			break;
+		case 'f':
+			o.force = 1;
 			break;
 		case 'j':
 			o.json = 1;

@@ -187,11 +187,10 @@ static bool header_matches_layout(const struct pagehint_header *hdr, const struc
 	return true;
 }
 
-static int open_ram(const char *ram_path, uint64_t ram_size, bool create, bool writable,
-		    char *err, size_t errlen)
+static int open_ram(const char *ram_path, bool writable, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(ram_path, (writable ? O_RDWR : O_RDONLY) | (create ? O_CREAT : 0), 0600);
+	int fd = open(ram_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 
 	if (fd < 0)
 		return fail("cannot open guest RAM file %s: %s", ram_path, strerror(errno));
@@ -199,51 +198,83 @@ static int open_ram(const char *ram_path, uint64_t ram_size, bool create, bool w
 		close(fd);
 		return fail("guest RAM file %s is not a regular file", ram_path);
 	}
-	if (create && st.st_size == 0 && ftruncate(fd, ram_size)) {
-		close(fd);
-		return fail("cannot size guest RAM file %s: %s", ram_path, strerror(errno));
+	return fd;
+}
+
+/*
+ * Create a file for init: a new one, never through a symlink, 0600.  With
+ * force an existing regular file of ours is taken over (and made 0600);
+ * one another user owns is not: that user could still write to it.
+ */
+static int create_file(const char *path, const char *what, bool force, bool *created,
+		       char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST && force)
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return fail("%s %s exists: init makes new files (--force to reuse it)",
+				    what, path);
+		if (errno == ELOOP)
+			return fail("%s %s is a symbolic link: init does not follow one", what,
+				    path);
+		return fail("cannot create %s %s: %s", what, path, strerror(errno));
 	}
-	if (create && fstat(fd, &st) == 0 && (uint64_t)st.st_size != ram_size) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    fchmod(fd, 0600)) {
 		close(fd);
-		return fail("guest RAM file %s is %lld bytes, not %llu: another guest's?",
-			    ram_path, (long long)st.st_size, (unsigned long long)ram_size);
+		return fail("%s %s is not a regular file of this user's", what, path);
 	}
 	return fd;
 }
 
-int table_create(const char *table_path, const char *ram_path, uint64_t ram_size,
+int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
 	struct pagehint_header *hdr;
+	bool ram_created, table_created;
 	struct table t;
 	int fd, ram_fd;
 	unsigned int i;
+	struct stat st;
 
 	if (!size)
 		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
 			    (unsigned long long)ram_size);
-	ram_fd = open_ram(ram_path, ram_size, true, true, err, errlen);
+	ram_fd = create_file(ram_path, "guest RAM file", force, &ram_created, err, errlen);
 	if (ram_fd < 0)
 		return -1;
-	close(ram_fd);
+	if (fstat(ram_fd, &st) || (st.st_size && (uint64_t)st.st_size != ram_size)) {
+		fail("guest RAM file %s is %lld bytes, not %llu: another guest's?",
+		     ram_path, (long long)st.st_size, (unsigned long long)ram_size);
+		goto out_ram;
+	}
+	if (!st.st_size && ftruncate(ram_fd, ram_size)) {
+		fail("cannot size guest RAM file %s: %s", ram_path, strerror(errno));
+		goto out_ram;
+	}
 
-	fd = open(table_path, O_RDWR | O_CREAT, 0600);
+	fd = create_file(table_path, "table file", force, &table_created, err, errlen);
 	if (fd < 0)
-		return fail("cannot open table file %s: %s", table_path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		return fail("table file %s is in use by a running pagehintd", table_path);
+		goto out_ram;
+	if (flock(fd, LOCK_EX | LOCK_NB) || flock(ram_fd, LOCK_EX | LOCK_NB)) {
+		fail("%s or %s is in use by a running pagehintd", table_path, ram_path);
+		goto out_table;
 	}
 	/* Truncating to zero first: every state byte starts STABLE. */
 	if (ftruncate(fd, 0) || ftruncate(fd, size)) {
-		close(fd);
-		return fail("cannot size table file %s: %s", table_path, strerror(errno));
+		fail("cannot size table file %s: %s", table_path, strerror(errno));
+		goto out_table;
 	}
 	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (hdr == MAP_FAILED) {
-		close(fd);
-		return fail("cannot map table file %s: %s", table_path, strerror(errno));
+		fail("cannot map table file %s: %s", table_path, strerror(errno));
+		goto out_table;
 	}
 	q35_layout(&t, ram_size);
 	hdr->magic = htole64(PAGEHINT_MAGIC);
@@ -261,7 +292,18 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	hdr->host_epoch = htole64(table_new_epoch());
 	munmap(hdr, PAGEHINT_HEADER_SIZE);
 	close(fd);
+	close(ram_fd);
 	return 0;
+
+out_table:
+	close(fd);
+	if (table_created)
+		unlink(table_path);
+out_ram:
+	close(ram_fd);
+	if (ram_created)
+		unlink(ram_path);
+	return -1;
 }
 
 /*
@@ -290,10 +332,16 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 			    table_path, (long long)st.st_size);
 	}
 	t->table_size = st.st_size;
-	t->ram_fd = open_ram(ram_path, 0, false, daemon, err, errlen);
+	t->ram_fd = open_ram(ram_path, daemon, err, errlen);
 	if (t->ram_fd < 0 || fstat(t->ram_fd, &st)) {
 		close(t->table_fd);
 		return -1;
+	}
+	/* one daemon per RAM file too: another table must not lead to it */
+	if (daemon && flock(t->ram_fd, LOCK_EX | LOCK_NB)) {
+		close(t->table_fd);
+		close(t->ram_fd);
+		return fail("guest RAM file %s is in use by another pagehintd", ram_path);
 	}
 	t->ram_size = st.st_size;
 	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,

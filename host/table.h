@@ -40,7 +40,11 @@ struct table_counts {
 size_t table_size_for(uint64_t ram_size);
 int q35_layout(struct table *t, uint64_t ram_size);
 
-int table_create(const char *table_path, const char *ram_path, uint64_t ram_size,
+/*
+ * Make a new table and RAM file for a guest of ram_size bytes.  Existing
+ * files are refused unless force says that no guest runs on them.
+ */
+int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);

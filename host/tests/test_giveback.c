@@ -46,7 +46,8 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->table, sizeof(f->table), "%s/table", f->dir);
 	snprintf(f->ram, sizeof(f->ram), "%s/ram", f->dir);
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)),
+			 0);
 	assert_int_equal(table_open(&f->t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	for (pfn = 0; pfn < FRAMES; pfn++) {
 		memset(buf, content(pfn), sizeof(buf));

@@ -115,7 +115,7 @@ static void test_create_and_open(void **state)
 	struct table t;
 	struct stat st;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(stat(f->ram, &st), 0);
 	assert_int_equal(st.st_size, 64 * MiB);
 	assert_int_equal(st.st_blocks, 0);	/* sparse: the host holds nothing yet */
@@ -135,7 +135,7 @@ static void expect_refusal(struct files *f, void (*corrupt)(struct files *f),
 {
 	struct table t;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	corrupt(f);
 	f->err[0] = 0;
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), -1);
@@ -332,7 +332,7 @@ static void test_open_while_guest_rewrites_header(void **state)
 	struct table t;
 	int fd;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	fd = open(f->table, O_RDWR);
 	assert_true(fd >= 0);
 	fl.hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -366,12 +366,13 @@ static void test_refuses_second_daemon(void **state)
 	struct files *f = *state;
 	struct table t, t2;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t2, f->table, f->ram, f->err, sizeof(f->err)), -1);
 	assert_non_null(strstr(f->err, "in use"));
-	/* and init must not wipe a table a daemon is using */
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), -1);
+	/* and init must not wipe a table a daemon is using, not even forced */
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "in use by a running pagehintd"));
 	table_close(&t);
 }
 
@@ -381,7 +382,7 @@ static void test_status_beside_daemon(void **state)
 	struct files *f = *state;
 	struct table daemon, status;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&daemon, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open_readonly(&status, f->table, f->ram, f->err,
 					     sizeof(f->err)), 0);
@@ -402,7 +403,7 @@ static void test_host_counters_are_private(void **state)
 	struct files *f = *state;
 	struct table t;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	memset(t.states, PAGEHINT_UNUSED, 10);
 	assert_int_equal(table_drop_run(&t, PAGEHINT_UNUSED, 0, 10), 10);
@@ -421,9 +422,94 @@ static void test_create_refuses_other_guests_ram(void **state)
 {
 	struct files *f = *state;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
-	assert_int_equal(table_create(f->table, f->ram, 128 * MiB, f->err, sizeof(f->err)), -1);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 128 * MiB, true, f->err, sizeof(f->err)), -1);
 	assert_non_null(strstr(f->err, "another guest's"));
+}
+
+/* init makes new files: it never truncates or follows what is there */
+static void test_init_refuses_existing_files(void **state)
+{
+	struct files *f = *state;
+	char victim[128];
+	struct stat st;
+	int fd;
+
+	fd = open(f->table, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "data", 4), 4);
+	close(fd);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "exists: init makes new files"));
+	assert_int_equal(stat(f->table, &st), 0);
+	assert_int_equal(st.st_size, 4);		/* not truncated */
+	assert_int_not_equal(stat(f->ram, &st), 0);	/* the RAM file it made is gone */
+	unlink(f->table);
+
+	/* a symbolic link at --table: the file it points to is left alone */
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	fd = open(victim, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "data", 4), 4);
+	close(fd);
+	assert_int_equal(symlink(victim, f->table), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "is a symbolic link"));
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	unlink(victim);
+}
+
+/*
+ * --force takes over files of the caller's own, made private; a file
+ * another user made (0666, say) stays theirs: that user could still
+ * write to it.
+ */
+static void test_init_force_takes_only_own_files(void **state)
+{
+	struct files *f = *state;
+	struct stat st;
+	int fd;
+
+	fd = open(f->table, O_CREAT | O_WRONLY, 0666);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0666), 0);
+	close(fd);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), 0);
+	assert_int_equal(stat(f->table, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	if (geteuid() != 0) {
+		printf("init: not root, so no file of another user to try\n");
+		return;
+	}
+	assert_int_equal(chown(f->table, 65534, 65534), 0);
+	assert_int_equal(chmod(f->table, 0666), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "is not a regular file of this user's"));
+	assert_int_equal(stat(f->table, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+}
+
+/*
+ * One daemon per RAM file: a daemon started on guest B's table with guest
+ * A's RAM file, beside A's own daemon, zeroed A's stable frames.
+ */
+static void test_refuses_second_daemon_on_ram(void **state)
+{
+	struct files *f = *state;
+	char table_b[128], ram_b[128];
+	struct table a, b;
+
+	snprintf(table_b, sizeof(table_b), "%s/table-b", f->dir);
+	snprintf(ram_b, sizeof(ram_b), "%s/ram-b", f->dir);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(table_b, ram_b, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&a, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&b, table_b, f->ram, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "is in use by another pagehintd"));
+	table_close(&a);
+	unlink(table_b);
+	unlink(ram_b);
 }
 
 static void test_next_run_merges_and_caps(void **state)
@@ -432,7 +518,7 @@ static void test_next_run_merges_and_caps(void **state)
 	struct table t;
 	uint64_t pfn = 0, len;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	memset(t.states + 10, PAGEHINT_UNUSED, 5);
 	memset(t.states + 20, PAGEHINT_UNUSED, 1000);
@@ -478,7 +564,7 @@ static void test_drop_run_gives_back_only_unused(void **state)
 	uint64_t pfn;
 	int64_t n;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	for (pfn = 0; pfn < 64; pfn++)
 		fill_frame(t.ram_fd, pfn, 0x5a);
@@ -512,7 +598,7 @@ static void test_recover_busy(void **state)
 	struct table_counts c;
 	struct table t;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	t.states[1] = PAGEHINT_BUSY | PAGEHINT_UNUSED;
 	t.states[2] = PAGEHINT_BUSY | PAGEHINT_VOLATILE;
@@ -642,7 +728,7 @@ static void expect_guest_waits_for_drop(struct files *f, uint8_t want)
 	int64_t n;
 	int i;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	h.t = &t;
 	h.frame = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
@@ -804,7 +890,7 @@ static void test_race_with_guest(void **state)
 	uint64_t dropped = 0;
 	int host_errno = 0;
 
-	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	r.t = &t;
 	r.ram = mmap(NULL, RACE_FRAMES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
@@ -895,6 +981,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_counters_are_private, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_create_refuses_other_guests_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_init_refuses_existing_files, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_init_force_takes_only_own_files, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_second_daemon_on_ram, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_next_run_merges_and_caps, setup_files,
 						teardown_files),
