@@ -188,58 +188,119 @@ static void report(const struct table *t, int json, double since, bool own)
 #define REBOOT_STOPS	"{\"reboot\": \"shutdown\", \"shutdown\": \"pause\"}"
 #define REBOOT_RESETS	"{\"reboot\": \"reset\"}"
 
-static int handle_qmp(struct table *t, struct qmp *q, int timeout_ms)
+/* Where a reboot stands: the reset we asked for, and the ids of its commands. */
+struct reboot {
+	bool resetting;		/* "cont" is refused until the reset happened */
+	long long set_action_id, reset_id;
+};
+
+/*
+ * The guest is stopped in a reboot: void the table (if a boot had attached
+ * to it) and ask for the reset that starts the new boot.
+ */
+static void start_reboot(struct table *t, struct qmp *q, struct reboot *r, const char *why)
 {
-	/* "cont" is refused until the reset has happened: wait for its event */
-	static int resetting;
+	/*
+	 * A stop that comes before the boot we resumed has attached (the old
+	 * boot's second way, pending while we reset) needs no new epoch: the
+	 * host does nothing with a table nobody has attached to.
+	 */
+	if (table_attached(t)) {
+		table_reset(t);
+		fprintf(stderr, "pagehintd: %s: new table epoch, resuming it\n", why);
+	} else {
+		fprintf(stderr, "pagehintd: %s before it attached: resuming it\n", why);
+	}
+	r->set_action_id = qmp_execute(q, "set-action", REBOOT_RESETS);
+	r->reset_id = qmp_execute(q, "system_reset", NULL);
+	r->resetting = true;
+}
+
+static bool is_reboot_stop(const struct qmp_message *m)
+{
+	return !strcmp(m->event, "SHUTDOWN") &&
+	       (!strcmp(m->reason, "guest-reset") || !strcmp(m->reason, "host-qmp-system-reset"));
+}
+
+/*
+ * Act on what QEMU sent.  Returns 0; 1 when QEMU closed the socket (it
+ * quit: the daemon's work is done); or -1 when QEMU refused a command the
+ * reboot needs, so that the daemon exits with a message that says why the
+ * guest stays stopped instead of waiting for a reset that will not come.
+ */
+static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int timeout_ms)
+{
+	struct qmp_message m;
 	const char *line;
 	int eof;
 
 	while ((line = qmp_next_line(q, timeout_ms, &eof))) {
 		timeout_ms = 0;
-		if (!strstr(line, "\"event\""))
+		switch (qmp_parse(line, &m)) {
+		case QMP_ERROR:
+			if (m.id == r->set_action_id || m.id == r->reset_id) {
+				fprintf(stderr, "pagehintd: QEMU refused the %s for the guest's reboot: %s; the guest stays stopped\n",
+					m.id == r->reset_id ? "system_reset" : "set-action", m.error);
+				return -1;
+			}
+			fprintf(stderr, "pagehintd: QEMU refused command %lld: %s\n", m.id, m.error);
 			continue;
-		if (strstr(line, "\"SHUTDOWN\"") &&
-		    (strstr(line, "\"guest-reset\"") || strstr(line, "\"host-qmp-system-reset\""))) {
+		case QMP_EVENT:
+			break;
+		default:
+			continue;
+		}
+		if (is_reboot_stop(&m)) {
 			/*
 			 * A guest's reboot may try a second way before it has
 			 * stopped (ACPI, then the keyboard controller): the
 			 * reset we asked for covers that stop too.  Asking
 			 * again would only reset the new boot once more.
 			 */
-			if (resetting)
-				continue;
-			/*
-			 * A stop that comes before the boot we resumed has
-			 * attached (the old boot's second way, pending while
-			 * we reset) needs no new epoch: the host does nothing
-			 * with a table nobody has attached to.
-			 */
-			if (table_attached(t)) {
-				table_reset(t);
-				fprintf(stderr, "pagehintd: guest reboots: new table epoch, resuming it\n");
-			} else {
-				fprintf(stderr, "pagehintd: guest reboots before it attached: resuming it\n");
-			}
-			qmp_execute(q, "set-action", REBOOT_RESETS);
-			qmp_execute(q, "system_reset", NULL);
-			resetting = 1;
-		} else if (strstr(line, "\"RESET\"") && resetting) {
-			resetting = 0;
-			qmp_execute(q, "set-action", REBOOT_STOPS);
+			if (!r->resetting)
+				start_reboot(t, q, r, "guest reboots");
+		} else if (!strcmp(m.event, "RESET") && r->resetting) {
+			r->resetting = false;
+			r->set_action_id = qmp_execute(q, "set-action", REBOOT_STOPS);
 			qmp_execute(q, "cont", NULL);
-		} else if (strstr(line, "\"SHUTDOWN\"") &&
-			   (strstr(line, "\"guest-shutdown\"") || strstr(line, "\"guest-panic\""))) {
+		} else if (!strcmp(m.event, "SHUTDOWN") &&
+			   (!strcmp(m.reason, "guest-shutdown") || !strcmp(m.reason, "guest-panic"))) {
 			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
 			qmp_execute(q, "quit", NULL);
-		} else if (strstr(line, "\"RESET\"")) {
+		} else if (!strcmp(m.event, "RESET")) {
 			/* a reset that did not stop first: the new boot may already run */
 			table_reset(t);
 			fprintf(stderr, "pagehintd: unexpected guest reset (%s): new table epoch\n",
-				line);
+				m.reason);
 		}
 	}
-	return eof ? -1 : 0;
+	if (eof)
+		fprintf(stderr, "pagehintd: QEMU closed its QMP socket; exiting\n");
+	return eof ? 1 : 0;
+}
+
+/*
+ * Before the first pass: reboots stop the guest (a daemon killed in the
+ * middle of a reboot may have left the action at reset), and a guest that
+ * a dead predecessor left stopped in a reboot is reset and resumed.
+ */
+static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
+{
+	struct qmp_message m;
+
+	if (qmp_command(q, "set-action", REBOOT_STOPS, 5000, &m) != QMP_RETURN) {
+		fprintf(stderr, "pagehintd: QEMU refused set-action: %s\n",
+			m.kind == QMP_ERROR ? m.error : "no reply");
+		return -1;
+	}
+	if (qmp_command(q, "query-status", NULL, 5000, &m) != QMP_RETURN) {
+		fprintf(stderr, "pagehintd: QEMU refused query-status: %s\n",
+			m.kind == QMP_ERROR ? m.error : "no reply");
+		return -1;
+	}
+	if (!strcmp(m.status, "shutdown"))
+		start_reboot(t, q, r, "the guest was left stopped in a reboot");
+	return 0;
 }
 
 static void report_target(long target_mib)
@@ -259,6 +320,7 @@ static int cmd_run(const struct options *o)
 	char err[512];
 	struct table t;
 	struct qmp q = { .fd = -1 };
+	struct reboot reboot = { .set_action_id = -1, .reset_id = -1 };
 	long target_mib = o->chaos ? 0 : o->target_mib;
 	int ret = 0;
 
@@ -284,10 +346,12 @@ static int cmd_run(const struct options *o)
 		table_close(&t);
 		return 1;
 	}
-	/* a daemon killed in the middle of a reboot may have left it resetting */
-	if (o->qmp)
-		qmp_execute(&q, "set-action", REBOOT_STOPS);
 	table_recover_busy(&t);
+	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
+		qmp_close(&q);
+		table_close(&t);
+		return 1;
+	}
 	if (o->chaos)
 		fprintf(stderr, "pagehintd: chaos mode: every unused and volatile frame goes at once\n");
 	else
@@ -331,8 +395,10 @@ static int cmd_run(const struct options *o)
 		if (o->status_ms && wait_ms > (int)o->status_ms)
 			wait_ms = o->status_ms;
 		if (q.fd >= 0) {
-			if (handle_qmp(&t, &q, wait_ms)) {
-				fprintf(stderr, "pagehintd: QEMU closed its QMP socket; exiting\n");
+			int done = handle_qmp(&t, &q, &reboot, wait_ms);
+
+			if (done) {
+				ret = done < 0;
 				break;
 			}
 		} else {

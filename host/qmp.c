@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * QEMU's machine protocol, the part pagehintd speaks (qmp.h).  What QEMU
+ * sends is input like the table: parsed by json-c, checked field by field.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -6,25 +10,78 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "qmp.h"
 
 #define fail(...) ({ snprintf(err, errlen, __VA_ARGS__); -1; })
 
-int qmp_execute(struct qmp *q, const char *command, const char *arguments)
+/* Copy the string at obj.key (a string, else "") into buf. */
+static void get_string(struct json_object *obj, const char *key, char *buf, size_t len)
 {
+	struct json_object *v;
+
+	buf[0] = 0;
+	if (obj && json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string))
+		snprintf(buf, len, "%s", json_object_get_string(v));
+}
+
+static struct json_object *get_object(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (obj && json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_object))
+		return v;
+	return NULL;
+}
+
+enum qmp_kind qmp_parse(const char *line, struct qmp_message *m)
+{
+	struct json_object *obj = json_tokener_parse(line), *v;
+
+	memset(m, 0, sizeof(*m));
+	m->id = -1;
+	if (!obj || !json_object_is_type(obj, json_type_object))
+		goto out;
+	if (json_object_object_get_ex(obj, "id", &v) && json_object_is_type(v, json_type_int))
+		m->id = json_object_get_int64(v);
+	if (get_object(obj, "QMP")) {
+		m->kind = QMP_GREETING;
+	} else if (json_object_object_get_ex(obj, "event", &v) &&
+		   json_object_is_type(v, json_type_string)) {
+		m->kind = QMP_EVENT;
+		get_string(obj, "event", m->event, sizeof(m->event));
+		get_string(get_object(obj, "data"), "reason", m->reason, sizeof(m->reason));
+	} else if (json_object_object_get_ex(obj, "return", &v)) {
+		m->kind = QMP_RETURN;
+		get_string(get_object(obj, "return"), "status", m->status, sizeof(m->status));
+	} else if (get_object(obj, "error")) {
+		m->kind = QMP_ERROR;
+		get_string(get_object(obj, "error"), "desc", m->error, sizeof(m->error));
+	}
+out:
+	json_object_put(obj);
+	return m->kind;
+}
+
+long long qmp_execute(struct qmp *q, const char *command, const char *arguments)
+{
+	long long id = q->next_id++;
 	char msg[256];
 	int n;
 
 	if (arguments)
-		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\", \"arguments\": %s}\n",
-			     command, arguments);
+		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\", \"arguments\": %s, \"id\": %lld}\n",
+			     command, arguments, id);
 	else
-		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\"}\n", command);
+		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\", \"id\": %lld}\n", command, id);
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		return -1;
-	return write(q->fd, msg, n) == n ? 0 : -1;
+	/* SIGPIPE is ignored: a closed socket is EPIPE here and EOF on read */
+	return write(q->fd, msg, n) == n ? id : -1;
 }
 
 static const char *take_line(struct qmp *q)
@@ -54,24 +111,82 @@ const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof)
 		return line;
 	if (poll(&pfd, 1, timeout_ms) <= 0)
 		return NULL;
-	if (q->len == sizeof(q->buf))
-		q->len = 0;	/* a line longer than any event we read: drop it */
+	if (q->len == sizeof(q->buf)) {
+		/* a line longer than any message we read: drop it to its end */
+		q->len = 0;
+		q->skipping = true;
+	}
 	n = read(q->fd, q->buf + q->len, sizeof(q->buf) - q->len);
 	if (n <= 0) {
 		*eof = n == 0 || errno != EINTR;
 		return NULL;
 	}
 	q->len += n;
+	if (q->skipping) {
+		char *nl = memchr(q->buf, '\n', q->len);
+
+		if (!nl) {
+			q->len = 0;
+			return NULL;
+		}
+		q->skipping = false;
+		q->len -= nl + 1 - q->buf;
+		memmove(q->buf, nl + 1, q->len);
+	}
 	return take_line(q);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Wait for the reply with id (or, for id -1, the greeting). */
+static enum qmp_kind wait_reply(struct qmp *q, long long id, int timeout_ms,
+				struct qmp_message *m)
+{
+	double deadline = now_ms() + timeout_ms;
+	const char *line;
+	int eof, left;
+
+	while ((left = (int)(deadline - now_ms())) > 0) {
+		line = qmp_next_line(q, left, &eof);
+		if (eof)
+			break;
+		if (!line)
+			continue;
+		qmp_parse(line, m);
+		if (id < 0 ? m->kind == QMP_GREETING :
+		    (m->kind == QMP_RETURN || m->kind == QMP_ERROR) && m->id == id)
+			return m->kind;
+	}
+	m->kind = QMP_INVALID;
+	return QMP_INVALID;
+}
+
+enum qmp_kind qmp_command(struct qmp *q, const char *command, const char *arguments,
+			  int timeout_ms, struct qmp_message *reply)
+{
+	long long id = qmp_execute(q, command, arguments);
+
+	if (id < 0) {
+		memset(reply, 0, sizeof(*reply));
+		return QMP_INVALID;
+	}
+	return wait_reply(q, id, timeout_ms, reply);
 }
 
 int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	const char *line;
-	int eof, tries;
+	struct qmp_message m;
 
 	q->len = 0;
+	q->skipping = false;
+	q->next_id = 1;
 	if (strlen(path) >= sizeof(addr.sun_path))
 		return fail("QMP socket path %s is too long", path);
 	strcpy(addr.sun_path, path);
@@ -79,22 +194,20 @@ int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
 	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		if (q->fd >= 0)
 			close(q->fd);
+		q->fd = -1;
 		return fail("cannot connect to QEMU's QMP socket %s: %s", path, strerror(errno));
 	}
 	/* greeting, then capabilities negotiation, then its answer */
-	for (tries = 0; tries < 50; tries++) {
-		line = qmp_next_line(q, 100, &eof);
-		if (eof)
-			break;
-		if (line && strstr(line, "\"QMP\"")) {
-			qmp_execute(q, "qmp_capabilities", NULL);
-			continue;
-		}
-		if (line && strstr(line, "\"return\""))
-			return 0;
+	if (wait_reply(q, -1, 5000, &m) != QMP_GREETING) {
+		qmp_close(q);
+		return fail("QEMU at %s sent no QMP greeting", path);
 	}
-	close(q->fd);
-	return fail("QEMU at %s did not complete the QMP handshake", path);
+	if (qmp_command(q, "qmp_capabilities", NULL, 5000, &m) != QMP_RETURN) {
+		qmp_close(q);
+		return fail("QEMU at %s refused the QMP handshake: %s", path,
+			    m.kind == QMP_ERROR ? m.error : "no reply");
+	}
+	return 0;
 }
 
 void qmp_close(struct qmp *q)

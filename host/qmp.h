@@ -1,27 +1,70 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Just enough of QEMU's machine protocol for pagehintd: connect, send a
- * command, and read the event lines QEMU sends (one JSON object a line).
+ * command with an id, and read what QEMU sends (one JSON object a line):
+ * events, and replies matched to the command they answer.
+ *
+ * Everything QEMU sends is parsed by json-c and matched field by field,
+ * never as a substring: a string inside some other event's data (a drive
+ * named "SHUTDOWN") must not read as a shutdown.
  */
 #ifndef PAGEHINT_QMP_H
 #define PAGEHINT_QMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+enum qmp_kind {
+	QMP_INVALID,		/* not JSON, not an object, or not QMP */
+	QMP_GREETING,
+	QMP_EVENT,
+	QMP_RETURN,		/* a command's success */
+	QMP_ERROR,		/* a command's failure */
+};
+
+/* One message, as far as pagehintd cares; strings are NUL-terminated copies. */
+struct qmp_message {
+	enum qmp_kind kind;
+	long long id;		/* replies: the id of the command; -1 if none */
+	char event[64];		/* events: the name */
+	char reason[64];	/* SHUTDOWN: data.reason */
+	char status[32];	/* query-status reply: return.status */
+	char error[160];	/* errors: error.desc */
+};
 
 struct qmp {
 	int fd;
 	size_t len;
+	bool skipping;		/* dropping a line longer than buf */
+	long long next_id;
 	char buf[16384];
 };
 
+/* Parse one line QEMU sent.  Returns m->kind. */
+enum qmp_kind qmp_parse(const char *line, struct qmp_message *m);
+
 int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen);
-/* Send one command; arguments is a JSON object's text, or NULL for none. */
-int qmp_execute(struct qmp *q, const char *command, const char *arguments);
+/*
+ * Send one command; arguments is a JSON object's text, or NULL for none.
+ * Returns the command's id, for matching its reply, or -1 when the
+ * command could not be sent.
+ */
+long long qmp_execute(struct qmp *q, const char *command, const char *arguments);
 /*
  * Wait up to timeout_ms for input; return the next complete line (without
- * its newline) or NULL.  Sets *eof when QEMU closed the connection.
+ * its newline) or NULL.  Sets *eof when QEMU closed the connection.  A
+ * line longer than the buffer is dropped whole.
  */
 const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof);
+/*
+ * Send a command and wait up to timeout_ms for its reply.  Returns
+ * QMP_RETURN or QMP_ERROR (the reply in *reply), or QMP_INVALID on a
+ * timeout, on EOF or when it could not be sent.  Events that arrive
+ * meanwhile are dropped: only setup uses it, and setup asks QEMU's state
+ * (query-status) last.
+ */
+enum qmp_kind qmp_command(struct qmp *q, const char *command, const char *arguments,
+			  int timeout_ms, struct qmp_message *reply);
 void qmp_close(struct qmp *q);
 
 #endif

@@ -15,6 +15,7 @@ packages=(
 	e2fsprogs		# mkfs.ext4 -d for the data disk
 	erofs-utils		# mkfs.erofs: the same files where large folios are used
 	libcmocka-dev		# host-side unit tests
+	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
 	libcap-dev		# static libcap for selftests/mm mlock-random-test
 	pkg-config
 )

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QMP as hostile input: the parser against forged and broken messages,
+ * and pagehintd itself against a fake QEMU that sends errors, closes the
+ * socket in the middle of a reset, forges event names and sends huge
+ * lines.  The fake QEMU waits for each command the daemon must send, so
+ * no case depends on how fast the daemon runs.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../qmp.h"
+#include "../table.h"
+
+#define MiB (1ULL << 20)
+
+/* only a failing case ever waits this long */
+static const struct timeval reply_timeout = { .tv_sec = 30 };
+
+extern char **environ;
+
+static void test_parse_events_and_replies(void **state)
+{
+	struct qmp_message m;
+
+	(void)state;
+	assert_int_equal(qmp_parse("{\"QMP\": {\"version\": {}, \"capabilities\": []}}", &m),
+			 QMP_GREETING);
+	assert_int_equal(qmp_parse("{\"event\": \"SHUTDOWN\", \"data\": {\"guest\": true, "
+				   "\"reason\": \"guest-reset\"}, \"timestamp\": {}}", &m),
+			 QMP_EVENT);
+	assert_string_equal(m.event, "SHUTDOWN");
+	assert_string_equal(m.reason, "guest-reset");
+	assert_int_equal(qmp_parse("{\"return\": {\"status\": \"shutdown\", \"running\": false}, "
+				   "\"id\": 7}", &m), QMP_RETURN);
+	assert_int_equal(m.id, 7);
+	assert_string_equal(m.status, "shutdown");
+	assert_int_equal(qmp_parse("{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, "
+				   "\"id\": 8}", &m), QMP_ERROR);
+	assert_int_equal(m.id, 8);
+	assert_string_equal(m.error, "no");
+}
+
+/* The forgery that reset a running guest's table: names inside data. */
+static void test_parse_forged_names(void **state)
+{
+	struct qmp_message m;
+
+	(void)state;
+	assert_int_equal(qmp_parse("{\"event\": \"DEVICE_TRAY_MOVED\", \"data\": {\"device\": "
+				   "\"SHUTDOWN\", \"id\": \"guest-reset\", \"tray-open\": true}}",
+				   &m), QMP_EVENT);
+	assert_string_equal(m.event, "DEVICE_TRAY_MOVED");
+	assert_string_equal(m.reason, "");
+	/* a reason that is not a string is no reason */
+	qmp_parse("{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": [\"guest-reset\"]}}", &m);
+	assert_string_equal(m.reason, "");
+	/* an event name that is not a string is no event */
+	assert_int_equal(qmp_parse("{\"event\": {\"SHUTDOWN\": 1}}", &m), QMP_INVALID);
+}
+
+static void test_parse_junk(void **state)
+{
+	static const char *const junk[] = {
+		"", "SHUTDOWN", "{", "[\"event\", \"SHUTDOWN\"]", "\"event\"", "42", "null",
+		"{\"event\": \"SHUTDOWN\"", "{\"return\"}",
+	};
+	struct qmp_message m;
+	char deep[2048];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+		assert_int_equal(qmp_parse(junk[i], &m), QMP_INVALID);
+	/* nesting deeper than json-c's limit */
+	for (i = 0; i < 1000; i++)
+		deep[i] = '[';
+	deep[i] = 0;
+	assert_int_equal(qmp_parse(deep, &m), QMP_INVALID);
+	/* a string longer than the field: cut, still terminated */
+	memset(deep, 'A', sizeof(deep));
+	memcpy(deep, "{\"event\": \"", 11);
+	strcpy(deep + sizeof(deep) - 4, "\"}");
+	assert_int_equal(qmp_parse(deep, &m), QMP_EVENT);
+	assert_int_equal(strlen(m.event), sizeof(m.event) - 1);
+}
+
+/* A line longer than the buffer is dropped whole; the next one is read. */
+static void test_huge_line_dropped(void **state)
+{
+	struct qmp q = { .next_id = 1 };
+	static char huge[100000];
+	const char *line = NULL;
+	int sv[2], eof, tries;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	q.fd = sv[0];
+	memset(huge, 'x', sizeof(huge));
+	huge[sizeof(huge) - 1] = '\n';
+	if (fork() == 0) {
+		close(sv[0]);
+		assert_int_equal(write(sv[1], huge, sizeof(huge)), sizeof(huge));
+		assert_int_equal(write(sv[1], "{\"event\": \"RESET\"}\n", 19), 19);
+		_exit(0);
+	}
+	close(sv[1]);
+	for (tries = 0; tries < 1000 && !line; tries++) {
+		line = qmp_next_line(&q, -1, &eof);
+		assert_false(eof);
+	}
+	assert_non_null(line);
+	assert_string_equal(line, "{\"event\": \"RESET\"}");
+	wait(NULL);
+	close(sv[0]);
+}
+
+/* The fake QEMU: a listening socket, and pagehintd connected to it. */
+struct fake {
+	char dir[64], table[96], ram[96], sock[96], err[256];
+	int listen_fd, fd;
+	FILE *in;
+	pid_t pid;
+	int errfd;
+	struct table t;		/* a view of the table, to play the guest */
+};
+
+static void send_line(struct fake *f, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	buf[n++] = '\n';
+	assert_int_equal(write(f->fd, buf, n), n);
+}
+
+/* Read the daemon's next command; it must be COMMAND.  Returns its id. */
+static long long expect_command(struct fake *f, const char *command)
+{
+	struct json_object *obj, *v;
+	char line[1024];
+	long long id = -1;
+
+	if (!fgets(line, sizeof(line), f->in))
+		fail_msg("waited %ld s for %s: the daemon sent nothing", (long)reply_timeout.tv_sec,
+			 command);
+	obj = json_tokener_parse(line);
+	assert_non_null(obj);
+	assert_true(json_object_object_get_ex(obj, "execute", &v));
+	if (strcmp(json_object_get_string(v), command))
+		fail_msg("expected %s, the daemon sent %s", command, line);
+	if (json_object_object_get_ex(obj, "id", &v))
+		id = json_object_get_int64(v);
+	json_object_put(obj);
+	return id;
+}
+
+static void reply(struct fake *f, long long id, const char *ret)
+{
+	send_line(f, "{\"return\": %s, \"id\": %lld}", ret, id);
+}
+
+/* Start pagehintd on a new table, with the guest attached, up to the loop. */
+static void start_daemon(struct fake *f, const char *status)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char *argv[] = { PAGEHINTD, "run", "--table", f->table, "--ram", f->ram, "--qmp", f->sock,
+			 NULL };
+	posix_spawn_file_actions_t fa;
+	char errpath[128];
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open_readonly(&f->t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	/* attached: the guest's copy of the epoch, written as the guest does */
+	{
+		int fd = open(f->table, O_RDWR);
+		uint64_t epoch = f->t.hdr->host_epoch;
+
+		assert_int_equal(pwrite(fd, &epoch, sizeof(epoch),
+					offsetof(struct pagehint_header, guest_epoch)), sizeof(epoch));
+		close(fd);
+	}
+	assert_true(table_attached(&f->t));
+	f->listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(addr.sun_path, f->sock);
+	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(f->listen_fd, 1), 0);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", f->dir);
+	f->errfd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, f->errfd, 2);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	assert_int_equal(posix_spawn(&f->pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	f->fd = accept(f->listen_fd, NULL, NULL);
+	assert_true(f->fd >= 0);
+	/* a daemon that never sends what a case waits for fails it, late */
+	assert_int_equal(setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &reply_timeout,
+				    sizeof(reply_timeout)), 0);
+	f->in = fdopen(dup(f->fd), "r");
+	send_line(f, "{\"QMP\": {\"version\": {}, \"capabilities\": []}}");
+	reply(f, expect_command(f, "qmp_capabilities"), "{}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "query-status"), status);
+}
+
+/* QEMU goes away: both ends of its connection close. */
+static void hang_up(struct fake *f)
+{
+	fclose(f->in);
+	f->in = NULL;
+	close(f->fd);
+	f->fd = -1;
+}
+
+/* Wait for the daemon to exit; returns its status, stderr in f->err. */
+static int daemon_exit(struct fake *f)
+{
+	ssize_t n;
+	int status;
+
+	int waited_ms = 0;
+
+	/* only a daemon that should have exited and did not waits this long */
+	while (waitpid(f->pid, &status, WNOHANG) == 0) {
+		if (waited_ms >= reply_timeout.tv_sec * 1000)
+			fail_msg("pagehintd has not exited after %ld s", (long)reply_timeout.tv_sec);
+		usleep(10000);
+		waited_ms += 10;
+	}
+	f->pid = 0;
+	n = pread(f->errfd, f->err, sizeof(f->err) - 1, 0);
+	f->err[n > 0 ? n : 0] = 0;
+	if (!WIFEXITED(status))
+		fail_msg("pagehintd died of signal %d: %s", WTERMSIG(status), f->err);
+	return WEXITSTATUS(status);
+}
+
+static int setup_fake(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/pagehint-qmp-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->table, sizeof(f->table), "%s/table", f->dir);
+	snprintf(f->ram, sizeof(f->ram), "%s/ram", f->dir);
+	snprintf(f->sock, sizeof(f->sock), "%s/qmp", f->dir);
+	f->fd = f->listen_fd = f->errfd = -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown_fake(void **state)
+{
+	struct fake *f = *state;
+	char path[128];
+
+	if (f->pid > 0) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+	}
+	if (f->in)
+		fclose(f->in);
+	if (f->t.hdr)
+		table_close(&f->t);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->listen_fd >= 0)
+		close(f->listen_fd);
+	if (f->errfd >= 0)
+		close(f->errfd);
+	snprintf(path, sizeof(path), "%s/stderr", f->dir);
+	unlink(path);
+	unlink(f->sock);
+	unlink(f->table);
+	unlink(f->ram);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static const char running[] = "{\"status\": \"running\", \"running\": true}";
+
+/*
+ * A forged event, then a real power-off: the daemon handles events in
+ * order, so when it asks to quit it has read the forgery, and the table
+ * must be as it was.
+ */
+static void test_forged_event_keeps_table(void **state)
+{
+	struct fake *f = *state;
+	uint64_t epoch;
+
+	start_daemon(f, running);
+	epoch = f->t.hdr->host_epoch;
+	send_line(f, "{\"event\": \"DEVICE_TRAY_MOVED\", \"data\": {\"device\": \"SHUTDOWN\", "
+		  "\"id\": \"guest-reset\", \"tray-open\": true}}");
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"guest\": true, \"reason\": "
+		  "\"guest-shutdown\"}}");
+	expect_command(f, "quit");
+	assert_int_equal(f->t.hdr->host_epoch, epoch);
+	assert_true(table_attached(&f->t));
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+}
+
+/* A huge line, then a reboot stop: the daemon reads past it and acts. */
+static void test_huge_line_then_reboot(void **state)
+{
+	struct fake *f = *state;
+	static char huge[200000];
+	uint64_t epoch;
+
+	start_daemon(f, running);
+	epoch = f->t.hdr->host_epoch;
+	memset(huge, ' ', sizeof(huge));
+	huge[0] = '{';
+	strcpy(huge + sizeof(huge) - 3, "}\n");
+	assert_int_equal(write(f->fd, huge, sizeof(huge) - 1), sizeof(huge) - 1);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
+	assert_false(table_attached(&f->t));
+	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "cont"), "{}");
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+}
+
+/* QEMU refuses the reset: the daemon says so and exits, not "resetting" forever. */
+static void test_refused_reset_is_reported(void **state)
+{
+	struct fake *f = *state;
+
+	start_daemon(f, running);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	send_line(f, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"not now\"}, "
+		  "\"id\": %lld}", expect_command(f, "system_reset"));
+	assert_int_equal(daemon_exit(f), 1);
+	if (!strstr(f->err, "QEMU refused the system_reset for the guest's reboot: not now"))
+		fail_msg("no refusal in: %s", f->err);
+}
+
+/* QEMU closes the socket in the middle of a reset: no death by SIGPIPE. */
+static void test_close_mid_reset(void **state)
+{
+	struct fake *f = *state;
+
+	start_daemon(f, running);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	expect_command(f, "set-action");
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+	assert_non_null(strstr(f->err, "QEMU closed its QMP socket"));
+}
+
+/* A guest a dead predecessor left stopped in a reboot is reset and resumed. */
+static void test_left_stopped_is_resumed(void **state)
+{
+	struct fake *f = *state;
+	uint64_t epoch;
+
+	start_daemon(f, "{\"status\": \"shutdown\", \"running\": false}");
+	epoch = f->t.hdr->guest_epoch;
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
+	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "cont"), "{}");
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+	assert_non_null(strstr(f->err, "the guest was left stopped in a reboot: new table epoch"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_events_and_replies),
+		cmocka_unit_test(test_parse_forged_names),
+		cmocka_unit_test(test_parse_junk),
+		cmocka_unit_test(test_huge_line_dropped),
+		cmocka_unit_test_setup_teardown(test_forged_event_keeps_table, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_huge_line_then_reboot, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_refused_reset_is_reported, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_close_mid_reset, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_left_stopped_is_resumed, setup_fake,
+						teardown_fake),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("qmp", tests, NULL, NULL);
+}
