@@ -343,6 +343,21 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		close(t->ram_fd);
 		return fail("guest RAM file %s is in use by another pagehintd", ram_path);
 	}
+	/*
+	 * Can this file system give memory back 4 KiB at a time?  ramfs
+	 * cannot punch holes at all, hugetlbfs only whole huge pages.  A
+	 * hole beyond the end of the file (KEEP_SIZE) asks without touching
+	 * a byte of the guest's.
+	 */
+	if (daemon && fstat(t->ram_fd, &st) == 0 &&
+	    fallocate(t->ram_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+		      1 << FRAME_SHIFT)) {
+		fail("the file system of %s cannot give memory back 4 KiB at a time (%s): use tmpfs, such as /dev/shm",
+		     ram_path, strerror(errno));
+		close(t->table_fd);
+		close(t->ram_fd);
+		return -1;
+	}
 	t->ram_size = st.st_size;
 	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,
 		      t->table_fd, 0);

@@ -39,8 +39,14 @@
 static void (*during_punch)(void *arg, uint64_t pfn, uint64_t len);
 static void *during_punch_arg;
 
+static int punch_errno;		/* a file system that cannot punch: EOPNOTSUPP */
+
 int fallocate(int fd, int mode, off_t offset, off_t len)
 {
+	if (punch_errno && mode & FALLOC_FL_PUNCH_HOLE) {
+		errno = punch_errno;
+		return -1;
+	}
 	if (during_punch && mode & FALLOC_FL_PUNCH_HOLE)
 		during_punch(during_punch_arg, offset / 4096, len / 4096);
 	/* the system call itself: libc's fallocate64 may be this very function */
@@ -69,6 +75,7 @@ static int teardown_files(void **state)
 	struct files *f = *state;
 
 	during_punch = NULL;	/* a failed test must not leave it to the next */
+	punch_errno = 0;
 	unlink(f->table);
 	unlink(f->ram);
 	rmdir(f->dir);
@@ -359,6 +366,25 @@ static void test_open_while_guest_rewrites_header(void **state)
 	table_close(&t);
 	munmap(fl.hdr, PAGEHINT_HEADER_SIZE);
 	close(fd);
+}
+
+/*
+ * ramfs cannot punch holes: the daemon ran until the guest freed its
+ * first frame, then exited.  It must refuse at start instead.
+ */
+static void test_refuses_ram_that_cannot_punch(void **state)
+{
+	struct files *f = *state;
+	struct table t;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	punch_errno = EOPNOTSUPP;
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), -1);
+	if (!strstr(f->err, "cannot give memory back 4 KiB at a time (Operation not supported)"))
+		fail_msg("unexpected: %s", f->err);
+	/* status reads anyway: it punches nothing */
+	assert_int_equal(table_open_readonly(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	table_close(&t);
 }
 
 static void test_refuses_second_daemon(void **state)
@@ -973,6 +999,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_larger_ram, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_open_while_guest_rewrites_header, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_ram_that_cannot_punch, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon, setup_files,
 						teardown_files),
