@@ -6,18 +6,19 @@
 #              KUnit, hinting end to end, and the runner's own self-test
 # make bench   host-resident memory: no hinting, free page reporting,
 #              pagehint (writes docs/bench.md)
+# make fuzz    the host's fuzz targets, 10 minutes each
 #
 # Both install what they need first (scripts/deps.sh).
 
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps tree export kernel build-each host initramfs disks build check run bench clean help
+.PHONY: all deps tree export kernel build-each host initramfs disks build check run bench fuzz clean help
 
 all: build
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -57,6 +58,10 @@ check: deps
 run: deps
 	@$(MAKE) --no-print-directory build VARIANT=debug
 	@tools/run.py --variant debug
+
+# The host's fuzz targets (header check, QMP parser), 10 minutes each.
+fuzz: host
+	@host/fuzz/run.sh -max_total_time=600
 
 bench: deps
 	@$(MAKE) --no-print-directory build VARIANT=release

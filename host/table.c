@@ -306,6 +306,18 @@ out_ram:
 	return -1;
 }
 
+int table_check(const struct pagehint_header *hdr, struct table *t, char *err, size_t errlen)
+{
+	if (table_check_header(hdr, t->table_size, t->ram_size, err, errlen))
+		return -1;
+	/* the layout is the host's own, from the RAM file's size */
+	if (q35_layout(t, t->ram_size) || table_size_for(t->ram_size) != t->table_size ||
+	    !header_matches_layout(hdr, t))
+		return fail("the table does not describe the %llu-byte RAM file: a table and a RAM file of different guests?",
+			    (unsigned long long)t->ram_size);
+	return 0;
+}
+
 /*
  * The daemon opens the table writable and alone (an exclusive lock);
  * "status" opens it read-only and takes no lock, so that it can neither
@@ -367,17 +379,9 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		return fail("cannot map table file %s: %s", table_path, strerror(errno));
 	}
 	header_snapshot(&hdr, t->hdr);
-	if (table_check_header(&hdr, t->table_size, t->ram_size, err, errlen)) {
+	if (table_check(&hdr, t, err, errlen)) {
 		table_close(t);
 		return -1;
-	}
-	/* the layout is the host's own, from the RAM file's size */
-	if (q35_layout(t, t->ram_size) || table_size_for(t->ram_size) != t->table_size ||
-	    !header_matches_layout(&hdr, t)) {
-		table_close(t);
-		return fail("table %s does not describe the %llu-byte RAM file %s: "
-			    "a table and a RAM file of different guests?",
-			    table_path, (unsigned long long)t->ram_size, ram_path);
 	}
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	return 0;

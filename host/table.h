@@ -53,6 +53,11 @@ int table_open_readonly(struct table *t, const char *table_path, const char *ram
 void table_close(struct table *t);
 int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		       uint64_t ram_size, char *err, size_t errlen);
+/*
+ * Check a private copy of the header against t->table_size and t->ram_size
+ * and fill in t's layout, derived from the RAM file's size alone.
+ */
+int table_check(const struct pagehint_header *hdr, struct table *t, char *err, size_t errlen);
 
 uint64_t table_new_epoch(void);
 void table_reset(struct table *t);

@@ -16,6 +16,7 @@ packages=(
 	erofs-utils		# mkfs.erofs: the same files where large folios are used
 	libcmocka-dev		# host-side unit tests
 	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
+	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
 	libcap-dev		# static libcap for selftests/mm mlock-random-test
 	pkg-config
 )

@@ -78,6 +78,27 @@ def stage_host():
                 # a sanitizer's report ends the program after the last "ok"
                 results.append((name, False,
                                 'exit status %d: %s' % (p.returncode, p.stdout[-800:])))
+    results += fuzz()
+    return results
+
+
+# Inputs per fuzz target in make check: seconds on any machine; make fuzz
+# runs them for minutes.
+FUZZ_RUNS = 1000000
+
+
+def fuzz():
+    """The fuzz targets (host/fuzz), each for FUZZ_RUNS inputs."""
+    p = run_cmd([os.path.join(TOP, 'host', 'fuzz', 'run.sh'), '-runs=%d' % FUZZ_RUNS])
+    results = []
+    for name, out in re.findall(r'^fuzz: (\w+)\n(.*?)(?=^fuzz: |\Z)', p.stdout, re.M | re.S):
+        done = re.search(r'^Done (\d+) runs', out, re.M)
+        results.append(('host: fuzz_%s, %d inputs' % (name, FUZZ_RUNS),
+                        bool(done) and int(done.group(1)) >= FUZZ_RUNS,
+                        '' if done else out[-800:]))
+    if len(results) != 2 or p.returncode != 0:
+        results.append(('host: fuzz targets ran', False,
+                        'exit status %d: %s' % (p.returncode, p.stdout[-800:])))
     return results
 
 
