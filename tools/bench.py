@@ -118,15 +118,16 @@ def measure(name, opts, variant, mem_mib):
         before = [mib for when, mib in samples if when <= t]
         return before[-1] if before else float('nan')
 
-    def settled(before, start, end):
+    def settled(since, start, end):
         """Resident MiB at END, and how long after START the host got
-        within 5% of it: None when it held less than 16 MiB less than at
-        BEFORE (a mark before the memory was freed: a host that gives back
-        at once has done so by the time START is seen)."""
-        if None in (before, start, end):
+        within 5% of it: None when the most it held from SINCE to START
+        was less than 16 MiB above that (a host that gives back at once
+        has done so by the time START is seen, or during the read)."""
+        if None in (since, start, end):
             return float('nan'), None
         final = at(end)
-        if at(before) - final < 16:
+        peak = max([mib for when, mib in samples if since <= when <= start] + [at(start)])
+        if peak - final < 16:
             return final, None
         for when, mib in samples:
             if when >= start and mib <= final * 1.05 + 1:
@@ -138,7 +139,7 @@ def measure(name, opts, variant, mem_mib):
         return float(m.group(1)) if m else None
 
     final, given_back = settled(marks.get('written'), marks.get('deleted'), marks.get('end'))
-    cache, cache_back = settled(marks.get('read'), marks.get('read'), marks.get('read-end'))
+    cache, cache_back = settled(marks.get('end'), marks.get('read'), marks.get('read-end'))
     booted = marks.get('booted')
     grep = re.search(r'^mark: grep-cache-kib (-?\d+) volatile-kib (-?\d+)', result.tap, re.M)
     return dict(ok=ok, accel=guest.accel_used,
@@ -233,8 +234,9 @@ def main():
         '## Free memory: write 400 MiB to tmpfs, delete it, idle 10 s',
         '',
         '"Given back within": from the guest\'s "deleted" mark to the first sample within 5% '
-        'of the final size; "none" when the host held less than 16 MiB less than after writing, '
-        '"<0.1" when it had given it back by the first sample.',
+        'of the final size; "none" when the most the host held since the writing (or the read) '
+        'began was less than 16 MiB above the final size, "<0.1" when it had given it back by '
+        'the first sample.',
         '',
         '| setup | host holds after boot (MiB) | after writing 400 MiB | '
         '10 s after deleting it | given back within (s) |',
