@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -188,17 +189,33 @@ static void report(const struct table *t, int json, double since, bool own)
 #define REBOOT_STOPS	"{\"reboot\": \"shutdown\", \"shutdown\": \"pause\"}"
 #define REBOOT_RESETS	"{\"reboot\": \"reset\"}"
 
-/* Where a reboot stands: the reset we asked for, and the ids of its commands. */
+/*
+ * Where a reboot stands, and the ids of the commands it sent (0: none;
+ * QMP ids start at 1, and a reply without an id matches none of them).
+ */
 struct reboot {
 	bool resetting;		/* "cont" is refused until the reset happened */
-	long long set_action_id, reset_id;
+	long long set_action_id, reset_id, cont_id;
 };
+
+/* Send a command the reboot cannot do without; 0 when it could not be sent. */
+static long long reboot_command(struct qmp *q, const char *command, const char *arguments)
+{
+	long long id = qmp_execute(q, command, arguments);
+
+	if (id < 0) {
+		fprintf(stderr, "pagehintd: could not send %s to QEMU (%s); the guest stays stopped\n",
+			command, strerror(errno));
+		return 0;
+	}
+	return id;
+}
 
 /*
  * The guest is stopped in a reboot: void the table (if a boot had attached
  * to it) and ask for the reset that starts the new boot.
  */
-static void start_reboot(struct table *t, struct qmp *q, struct reboot *r, const char *why)
+static int start_reboot(struct table *t, struct qmp *q, struct reboot *r, const char *why)
 {
 	/*
 	 * A stop that comes before the boot we resumed has attached (the old
@@ -211,9 +228,19 @@ static void start_reboot(struct table *t, struct qmp *q, struct reboot *r, const
 	} else {
 		fprintf(stderr, "pagehintd: %s before it attached: resuming it\n", why);
 	}
-	r->set_action_id = qmp_execute(q, "set-action", REBOOT_RESETS);
-	r->reset_id = qmp_execute(q, "system_reset", NULL);
 	r->resetting = true;
+	r->set_action_id = reboot_command(q, "set-action", REBOOT_RESETS);
+	r->reset_id = r->set_action_id ? reboot_command(q, "system_reset", NULL) : 0;
+	return r->reset_id ? 0 : -1;
+}
+
+/* The reset happened: reboots stop the guest again, and it runs on. */
+static int resume(struct qmp *q, struct reboot *r)
+{
+	r->resetting = false;
+	r->set_action_id = reboot_command(q, "set-action", REBOOT_STOPS);
+	r->cont_id = r->set_action_id ? reboot_command(q, "cont", NULL) : 0;
+	return r->cont_id ? 0 : -1;
 }
 
 static bool is_reboot_stop(const struct qmp_message *m)
@@ -224,9 +251,10 @@ static bool is_reboot_stop(const struct qmp_message *m)
 
 /*
  * Act on what QEMU sent.  Returns 0; 1 when QEMU closed the socket (it
- * quit: the daemon's work is done); or -1 when QEMU refused a command the
- * reboot needs, so that the daemon exits with a message that says why the
- * guest stays stopped instead of waiting for a reset that will not come.
+ * quit: the daemon's work is done); or -1 when QEMU refused, or could not
+ * be sent, a command a reboot needs, so that the daemon exits with a
+ * message that says why the guest stays stopped instead of waiting for a
+ * reset that will not come.
  */
 static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int timeout_ms)
 {
@@ -238,9 +266,11 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 		timeout_ms = 0;
 		switch (qmp_parse(line, &m)) {
 		case QMP_ERROR:
-			if (m.id == r->set_action_id || m.id == r->reset_id) {
+			if (m.id > 0 && (m.id == r->set_action_id || m.id == r->reset_id ||
+					 m.id == r->cont_id)) {
 				fprintf(stderr, "pagehintd: QEMU refused the %s for the guest's reboot: %s; the guest stays stopped\n",
-					m.id == r->reset_id ? "system_reset" : "set-action", m.error);
+					m.id == r->reset_id ? "system_reset" :
+					m.id == r->cont_id ? "cont" : "set-action", m.error);
 				return -1;
 			}
 			fprintf(stderr, "pagehintd: QEMU refused command %lld: %s\n", m.id, m.error);
@@ -257,12 +287,11 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 			 * reset we asked for covers that stop too.  Asking
 			 * again would only reset the new boot once more.
 			 */
-			if (!r->resetting)
-				start_reboot(t, q, r, "guest reboots");
+			if (!r->resetting && start_reboot(t, q, r, "guest reboots"))
+				return -1;
 		} else if (!strcmp(m.event, "RESET") && r->resetting) {
-			r->resetting = false;
-			r->set_action_id = qmp_execute(q, "set-action", REBOOT_STOPS);
-			qmp_execute(q, "cont", NULL);
+			if (resume(q, r))
+				return -1;
 		} else if (!strcmp(m.event, "SHUTDOWN") &&
 			   (!strcmp(m.reason, "guest-shutdown") || !strcmp(m.reason, "guest-panic"))) {
 			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
@@ -282,7 +311,10 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 /*
  * Before the first pass: reboots stop the guest (a daemon killed in the
  * middle of a reboot may have left the action at reset), and a guest that
- * a dead predecessor left stopped in a reboot is reset and resumed.
+ * a dead predecessor left in the middle of a reboot runs on: stopped
+ * before its reset ("shutdown"), it gets its new epoch and its reset;
+ * reset but not resumed ("prelaunch"), it is resumed.  Events that come
+ * meanwhile wait in q for the loop.
  */
 static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 {
@@ -299,7 +331,11 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 		return -1;
 	}
 	if (!strcmp(m.status, "shutdown"))
-		start_reboot(t, q, r, "the guest was left stopped in a reboot");
+		return start_reboot(t, q, r, "the guest was left stopped in a reboot");
+	if (!strcmp(m.status, "prelaunch")) {
+		fprintf(stderr, "pagehintd: the guest was left reset but not resumed: resuming it\n");
+		return resume(q, r);
+	}
 	return 0;
 }
 
@@ -320,7 +356,9 @@ static int cmd_run(const struct options *o)
 	char err[512];
 	struct table t;
 	struct qmp q = { .fd = -1 };
-	struct reboot reboot = { .set_action_id = -1, .reset_id = -1 };
+	struct reboot reboot = { 0 };
+	sigset_t signals, unblocked;
+	int done = 0;
 	long target_mib = o->chaos ? 0 : o->target_mib;
 	int ret = 0;
 
@@ -333,6 +371,10 @@ static int cmd_run(const struct options *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGHUP);
 
 	if (o->target_file && read_target_file(o->target_file, &target_mib))
 		return 1;
@@ -394,15 +436,27 @@ static int cmd_run(const struct options *o)
 		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
 			wait_ms = o->status_ms;
-		if (q.fd >= 0) {
-			int done = handle_qmp(&t, &q, &reboot, wait_ms);
+		/*
+		 * Wait with the signals blocked until the wait itself (ppoll)
+		 * unblocks them: one that comes after the checks above ends
+		 * the wait instead of being seen an interval later.
+		 */
+		sigprocmask(SIG_BLOCK, &signals, &unblocked);
+		if (!stopping && !reread_target) {
+			if (q.fd >= 0) {
+				q.wait_mask = &unblocked;
+				done = handle_qmp(&t, &q, &reboot, wait_ms);
+				q.wait_mask = NULL;
+			} else {
+				struct timespec ts = { wait_ms / 1000, wait_ms % 1000 * 1000000L };
 
-			if (done) {
-				ret = done < 0;
-				break;
+				ppoll(NULL, 0, &ts, &unblocked);
 			}
-		} else {
-			usleep(wait_ms * 1000);
+		}
+		sigprocmask(SIG_SETMASK, &unblocked, NULL);
+		if (done) {
+			ret = done < 0;
+			break;
 		}
 	}
 	if (o->status_ms)

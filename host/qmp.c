@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -100,16 +101,20 @@ static const char *take_line(struct qmp *q)
 	return line;
 }
 
-const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof)
+/* The next line from the socket itself. */
+static const char *read_line(struct qmp *q, int timeout_ms, int *eof)
 {
 	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
-	const char *line = take_line(q);
+	struct timespec ts = { timeout_ms / 1000, timeout_ms % 1000 * 1000000L };
+	const char *line;
 	ssize_t n;
 
 	*eof = 0;
+	line = take_line(q);
 	if (line)
 		return line;
-	if (poll(&pfd, 1, timeout_ms) <= 0)
+	/* ppoll: a signal the caller blocked until now ends the wait */
+	if (ppoll(&pfd, 1, timeout_ms < 0 ? NULL : &ts, q->wait_mask) <= 0)
 		return NULL;
 	if (q->len == sizeof(q->buf)) {
 		/* a line longer than any message we read: drop it to its end */
@@ -136,6 +141,20 @@ const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof)
 	return take_line(q);
 }
 
+const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof)
+{
+	static char event[sizeof(q->buf)];
+
+	if (q->nr_pending) {
+		*eof = 0;
+		snprintf(event, sizeof(event), "%s", q->pending[0]);
+		free(q->pending[0]);
+		memmove(q->pending, q->pending + 1, --q->nr_pending * sizeof(q->pending[0]));
+		return event;
+	}
+	return read_line(q, timeout_ms, eof);
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -153,7 +172,7 @@ static enum qmp_kind wait_reply(struct qmp *q, long long id, int timeout_ms,
 	int eof, left;
 
 	while ((left = (int)(deadline - now_ms())) > 0) {
-		line = qmp_next_line(q, left, &eof);
+		line = read_line(q, left, &eof);
 		if (eof)
 			break;
 		if (!line)
@@ -162,6 +181,11 @@ static enum qmp_kind wait_reply(struct qmp *q, long long id, int timeout_ms,
 		if (id < 0 ? m->kind == QMP_GREETING :
 		    (m->kind == QMP_RETURN || m->kind == QMP_ERROR) && m->id == id)
 			return m->kind;
+		if (m->kind == QMP_EVENT && q->nr_pending < QMP_PENDING) {
+			q->pending[q->nr_pending] = strdup(line);
+			if (q->pending[q->nr_pending])
+				q->nr_pending++;
+		}
 	}
 	m->kind = QMP_INVALID;
 	return QMP_INVALID;
@@ -187,6 +211,8 @@ int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
 	q->len = 0;
 	q->skipping = false;
 	q->next_id = 1;
+	q->nr_pending = 0;
+	q->wait_mask = NULL;
 	if (strlen(path) >= sizeof(addr.sun_path))
 		return fail("QMP socket path %s is too long", path);
 	strcpy(addr.sun_path, path);
@@ -212,6 +238,8 @@ int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
 
 void qmp_close(struct qmp *q)
 {
+	while (q->nr_pending)
+		free(q->pending[--q->nr_pending]);
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;

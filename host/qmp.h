@@ -11,6 +11,7 @@
 #ifndef PAGEHINT_QMP_H
 #define PAGEHINT_QMP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,11 +33,18 @@ struct qmp_message {
 	char error[160];	/* errors: error.desc */
 };
 
+#define QMP_PENDING	32
+
 struct qmp {
 	int fd;
 	size_t len;
 	bool skipping;		/* dropping a line longer than buf */
 	long long next_id;
+	/* events that came while setup waited for a reply, oldest first */
+	char *pending[QMP_PENDING];
+	unsigned int nr_pending;
+	/* the signal mask while waiting for input (NULL: leave it) */
+	const sigset_t *wait_mask;
 	char buf[16384];
 };
 
@@ -52,16 +60,16 @@ int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen);
 long long qmp_execute(struct qmp *q, const char *command, const char *arguments);
 /*
  * Wait up to timeout_ms for input; return the next complete line (without
- * its newline) or NULL.  Sets *eof when QEMU closed the connection.  A
- * line longer than the buffer is dropped whole.
+ * its newline) or NULL (also when a signal came).  Sets *eof when QEMU
+ * closed the connection.  A line longer than the buffer is dropped whole.
+ * Events that qmp_command() set aside come first.
  */
 const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof);
 /*
  * Send a command and wait up to timeout_ms for its reply.  Returns
  * QMP_RETURN or QMP_ERROR (the reply in *reply), or QMP_INVALID on a
  * timeout, on EOF or when it could not be sent.  Events that arrive
- * meanwhile are dropped: only setup uses it, and setup asks QEMU's state
- * (query-status) last.
+ * meanwhile are set aside for qmp_next_line(), up to QMP_PENDING of them.
  */
 enum qmp_kind qmp_command(struct qmp *q, const char *command, const char *arguments,
 			  int timeout_ms, struct qmp_message *reply);

@@ -13,12 +13,14 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,7 +192,7 @@ static bool header_matches_layout(const struct pagehint_header *hdr, const struc
 static int open_ram(const char *ram_path, bool writable, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd = open(ram_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	int fd = open(ram_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return fail("cannot open guest RAM file %s: %s", ram_path, strerror(errno));
@@ -213,8 +215,9 @@ static int create_file(const char *path, const char *what, bool force, bool *cre
 	struct stat st;
 
 	*created = fd >= 0;
+	/* not blocking, no controlling tty: whatever it is, until fstat says */
 	if (fd < 0 && errno == EEXIST && force)
-		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		if (errno == EEXIST)
 			return fail("%s %s exists: init makes new files (--force to reuse it)",
@@ -224,10 +227,24 @@ static int create_file(const char *path, const char *what, bool force, bool *cre
 				    path);
 		return fail("cannot create %s %s: %s", what, path, strerror(errno));
 	}
+	/*
+	 * A file of another name (a hard link: st_nlink) or of another user
+	 * is not ours to reuse; one a daemon holds is not free.  Lock first,
+	 * change nothing before every check has passed.
+	 */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    fchmod(fd, 0600)) {
+	    st.st_nlink != 1) {
 		close(fd);
-		return fail("%s %s is not a regular file of this user's", what, path);
+		return fail("%s %s is not a regular file of this user's with one name", what,
+			    path);
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return fail("%s %s is in use by a running pagehintd", what, path);
+	}
+	if (fchmod(fd, 0600) || fcntl(fd, F_SETFL, 0)) {
+		close(fd);
+		return fail("cannot make %s %s private: %s", what, path, strerror(errno));
 	}
 	return fd;
 }
@@ -262,10 +279,6 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	fd = create_file(table_path, "table file", force, &table_created, err, errlen);
 	if (fd < 0)
 		goto out_ram;
-	if (flock(fd, LOCK_EX | LOCK_NB) || flock(ram_fd, LOCK_EX | LOCK_NB)) {
-		fail("%s or %s is in use by a running pagehintd", table_path, ram_path);
-		goto out_table;
-	}
 	/* Truncating to zero first: every state byte starts STABLE. */
 	if (ftruncate(fd, 0) || ftruncate(fd, size)) {
 		fail("cannot size table file %s: %s", table_path, strerror(errno));
@@ -327,64 +340,76 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		      bool daemon, char *err, size_t errlen)
 {
 	struct pagehint_header hdr;
+	struct statfs fs;
 	struct stat st;
 
 	memset(t, 0, sizeof(*t));
 	t->ram_fd = -1;
-	t->table_fd = open(table_path, daemon ? O_RDWR : O_RDONLY);
+	/* not blocking: a FIFO at --table is refused, not waited on */
+	t->table_fd = open(table_path, (daemon ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 	if (t->table_fd < 0)
 		return fail("cannot open table file %s: %s", table_path, strerror(errno));
-	if (daemon && flock(t->table_fd, LOCK_EX | LOCK_NB)) {
-		close(t->table_fd);
-		return fail("table file %s is in use by another pagehintd", table_path);
+	if (fstat(t->table_fd, &st) || !S_ISREG(st.st_mode)) {
+		fail("table file %s is not a regular file", table_path);
+		goto out;
 	}
-	if (fstat(t->table_fd, &st) || st.st_size < PAGEHINT_HEADER_SIZE) {
-		close(t->table_fd);
-		return fail("table file %s is %lld bytes, too short for a page-state table",
-			    table_path, (long long)st.st_size);
+	if (st.st_size < PAGEHINT_HEADER_SIZE) {
+		fail("table file %s is %lld bytes, too short for a page-state table",
+		     table_path, (long long)st.st_size);
+		goto out;
 	}
 	t->table_size = st.st_size;
-	t->ram_fd = open_ram(ram_path, daemon, err, errlen);
-	if (t->ram_fd < 0 || fstat(t->ram_fd, &st)) {
-		close(t->table_fd);
-		return -1;
+	if (daemon && flock(t->table_fd, LOCK_EX | LOCK_NB)) {
+		fail("table file %s is in use by another pagehintd", table_path);
+		goto out;
 	}
+	t->ram_fd = open_ram(ram_path, daemon, err, errlen);
+	if (t->ram_fd < 0)
+		goto out;
+	if (fstat(t->ram_fd, &st)) {
+		fail("cannot stat guest RAM file %s: %s", ram_path, strerror(errno));
+		goto out;
+	}
+	t->ram_size = st.st_size;
 	/* one daemon per RAM file too: another table must not lead to it */
 	if (daemon && flock(t->ram_fd, LOCK_EX | LOCK_NB)) {
-		close(t->table_fd);
-		close(t->ram_fd);
-		return fail("guest RAM file %s is in use by another pagehintd", ram_path);
+		fail("guest RAM file %s is in use by another pagehintd", ram_path);
+		goto out;
 	}
 	/*
 	 * Can this file system give memory back 4 KiB at a time?  ramfs
-	 * cannot punch holes at all, hugetlbfs only whole huge pages.  A
-	 * hole beyond the end of the file (KEEP_SIZE) asks without touching
-	 * a byte of the guest's.
+	 * cannot punch holes at all; hugetlbfs rounds a punch to whole huge
+	 * pages and so, for 4 KiB, frees nothing and says nothing.  A hole
+	 * beyond the end of the file (KEEP_SIZE) asks without touching a
+	 * byte of the guest's.
 	 */
-	if (daemon && fstat(t->ram_fd, &st) == 0 &&
-	    fallocate(t->ram_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
-		      1 << FRAME_SHIFT)) {
+	if (daemon && fstatfs(t->ram_fd, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC) {
+		fail("%s is on hugetlbfs, which cannot give memory back 4 KiB at a time: use tmpfs, such as /dev/shm",
+		     ram_path);
+		goto out;
+	}
+	if (daemon && fallocate(t->ram_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				t->ram_size, 1 << FRAME_SHIFT)) {
 		fail("the file system of %s cannot give memory back 4 KiB at a time (%s): use tmpfs, such as /dev/shm",
 		     ram_path, strerror(errno));
-		close(t->table_fd);
-		close(t->ram_fd);
-		return -1;
+		goto out;
 	}
-	t->ram_size = st.st_size;
 	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,
 		      t->table_fd, 0);
 	if (t->hdr == MAP_FAILED) {
-		close(t->table_fd);
-		close(t->ram_fd);
-		return fail("cannot map table file %s: %s", table_path, strerror(errno));
+		t->hdr = NULL;
+		fail("cannot map table file %s: %s", table_path, strerror(errno));
+		goto out;
 	}
 	header_snapshot(&hdr, t->hdr);
-	if (table_check(&hdr, t, err, errlen)) {
-		table_close(t);
-		return -1;
-	}
+	if (table_check(&hdr, t, err, errlen))
+		goto out;
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	return 0;
+
+out:
+	table_close(t);
+	return -1;
 }
 
 int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,22 @@ static int teardown_dir(void **state)
 	return 0;
 }
 
+/* Its exit; only a pagehintd that hangs makes this wait 30 s, and fail. */
+static int wait_exit(pid_t pid)
+{
+	int status, waited_ms;
+
+	for (waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 10) {
+		if (waited_ms >= 30000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("pagehintd still runs after 30 s");
+		}
+		usleep(10000);
+	}
+	return status;
+}
+
 /* Run pagehintd with ARGV (NULL-terminated); its stderr goes to ERR. */
 static int run(char *const argv[], char *err, size_t errlen)
 {
@@ -65,7 +82,7 @@ static int run(char *const argv[], char *err, size_t errlen)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = wait_exit(pid);
 	n = pread(fd, err, errlen - 1, 0);
 	err[n > 0 ? n : 0] = 0;
 	close(fd);
@@ -153,6 +170,49 @@ static void test_target_file_not_regular(void **state)
 	       "--target-file", d->path, NULL);
 }
 
+/*
+ * SIGTERM ends an hour-long wait at once, and the hour is no int overflow
+ * (usleep(3600000 * 1000) was undefined; the sanitized daemon aborted).
+ */
+static void test_sigterm_ends_a_long_wait(void **state)
+{
+	struct dir *d = *state;
+	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
+			 NULL };
+	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--policy",
+			 "periodic", "--interval-ms", "3600000", NULL };
+	char errpath[128], err[4096] = "";
+	posix_spawn_file_actions_t fa;
+	int fd, status, waited_ms;
+	ssize_t n = 0;
+	pid_t pid;
+
+	assert_int_equal(run(init, err, sizeof(err)), 0);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", d->path);
+	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	/* its first words come after setup, the handlers before */
+	for (waited_ms = 0; !strstr(err, "volatile frames are kept"); waited_ms += 10) {
+		if (waited_ms >= 30000 || waitpid(pid, &status, WNOHANG) == pid) {
+			kill(pid, SIGKILL);
+			fail_msg("pagehintd never started: %s", err);
+		}
+		usleep(10000);
+		n = pread(fd, err, sizeof(err) - 1, 0);
+		err[n > 0 ? n : 0] = 0;
+	}
+	kill(pid, SIGTERM);
+	status = wait_exit(pid);
+	close(fd);
+	unlink(errpath);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +224,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_options_a_command_does_not_take, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_target_file_not_regular, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_sigterm_ends_a_long_wait, setup_dir,
 						teardown_dir),
 	};
 

@@ -117,10 +117,10 @@ static void test_huge_line_dropped(void **state)
 	memset(huge, 'x', sizeof(huge));
 	huge[sizeof(huge) - 1] = '\n';
 	if (fork() == 0) {
+		/* no cmocka here: a failure must not run the rest of the suite twice */
 		close(sv[0]);
-		assert_int_equal(write(sv[1], huge, sizeof(huge)), sizeof(huge));
-		assert_int_equal(write(sv[1], "{\"event\": \"RESET\"}\n", 19), 19);
-		_exit(0);
+		_exit(write(sv[1], huge, sizeof(huge)) != sizeof(huge) ||
+		      write(sv[1], "{\"event\": \"RESET\"}\n", 19) != 19);
 	}
 	close(sv[1]);
 	for (tries = 0; tries < 1000 && !line; tries++) {
@@ -207,6 +207,9 @@ static void start_daemon(struct fake *f, const char *status)
 	strcpy(addr.sun_path, f->sock);
 	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	assert_int_equal(listen(f->listen_fd, 1), 0);
+	/* a daemon that exits before it connects fails the case, late */
+	assert_int_equal(setsockopt(f->listen_fd, SOL_SOCKET, SO_RCVTIMEO, &reply_timeout,
+				    sizeof(reply_timeout)), 0);
 	snprintf(errpath, sizeof(errpath), "%s/stderr", f->dir);
 	f->errfd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_init(&fa);
@@ -215,7 +218,8 @@ static void start_daemon(struct fake *f, const char *status)
 	assert_int_equal(posix_spawn(&f->pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	f->fd = accept(f->listen_fd, NULL, NULL);
-	assert_true(f->fd >= 0);
+	if (f->fd < 0)
+		fail_msg("pagehintd never connected: %s", strerror(errno));
 	/* a daemon that never sends what a case waits for fails it, late */
 	assert_int_equal(setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &reply_timeout,
 				    sizeof(reply_timeout)), 0);
@@ -317,6 +321,8 @@ static void test_forged_event_keeps_table(void **state)
 	epoch = f->t.hdr->host_epoch;
 	send_line(f, "{\"event\": \"DEVICE_TRAY_MOVED\", \"data\": {\"device\": \"SHUTDOWN\", "
 		  "\"id\": \"guest-reset\", \"tray-open\": true}}");
+	/* an error that answers no command of ours (QEMU's reply to junk) */
+	send_line(f, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"JSON parse error\"}}");
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"guest\": true, \"reason\": "
 		  "\"guest-shutdown\"}}");
 	expect_command(f, "quit");
@@ -326,9 +332,14 @@ static void test_forged_event_keeps_table(void **state)
 	assert_int_equal(daemon_exit(f), 0);
 }
 
-/* A huge line, then a reboot stop: the daemon reads past it and acts. */
-static void test_huge_line_then_reboot(void **state)
+/*
+ * A line longer than the daemon's buffer that ends in a forged reboot
+ * stop, then a power-off: the daemon must drop the whole line, forgery
+ * included, and act on the power-off alone.
+ */
+static void test_huge_line_is_dropped_whole(void **state)
 {
+	static const char tail[] = "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}\n";
 	struct fake *f = *state;
 	static char huge[200000];
 	uint64_t epoch;
@@ -336,9 +347,23 @@ static void test_huge_line_then_reboot(void **state)
 	start_daemon(f, running);
 	epoch = f->t.hdr->host_epoch;
 	memset(huge, ' ', sizeof(huge));
-	huge[0] = '{';
-	strcpy(huge + sizeof(huge) - 3, "}\n");
+	memcpy(huge + sizeof(huge) - sizeof(tail), tail, sizeof(tail));
 	assert_int_equal(write(f->fd, huge, sizeof(huge) - 1), sizeof(huge) - 1);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-shutdown\"}}");
+	expect_command(f, "quit");
+	assert_int_equal(f->t.hdr->host_epoch, epoch);
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+}
+
+/* A whole reboot: stop, new epoch, reset, resume. */
+static void test_reboot(void **state)
+{
+	struct fake *f = *state;
+	uint64_t epoch;
+
+	start_daemon(f, running);
+	epoch = f->t.hdr->host_epoch;
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
 	reply(f, expect_command(f, "set-action"), "{}");
 	reply(f, expect_command(f, "system_reset"), "{}");
@@ -349,6 +374,24 @@ static void test_huge_line_then_reboot(void **state)
 	reply(f, expect_command(f, "cont"), "{}");
 	hang_up(f);
 	assert_int_equal(daemon_exit(f), 0);
+}
+
+/* QEMU refuses the cont: the daemon says so and exits. */
+static void test_refused_cont_is_reported(void **state)
+{
+	struct fake *f = *state;
+
+	start_daemon(f, running);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	send_line(f, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, \"id\": %lld}",
+		  expect_command(f, "cont"));
+	assert_int_equal(daemon_exit(f), 1);
+	if (!strstr(f->err, "QEMU refused the cont for the guest's reboot: no"))
+		fail_msg("no refusal in: %s", f->err);
 }
 
 /* QEMU refuses the reset: the daemon says so and exits, not "resetting" forever. */
@@ -366,17 +409,21 @@ static void test_refused_reset_is_reported(void **state)
 		fail_msg("no refusal in: %s", f->err);
 }
 
-/* QEMU closes the socket in the middle of a reset: no death by SIGPIPE. */
-static void test_close_mid_reset(void **state)
+/*
+ * QEMU stops reading in the middle of a reboot: the daemon's next command
+ * meets a closed socket.  That is EPIPE and an exit with a message, not a
+ * death by SIGPIPE with the guest stopped and nobody told.
+ */
+static void test_closed_socket_mid_reboot(void **state)
 {
 	struct fake *f = *state;
 
 	start_daemon(f, running);
+	assert_int_equal(shutdown(f->fd, SHUT_RD), 0);
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
-	expect_command(f, "set-action");
-	hang_up(f);
-	assert_int_equal(daemon_exit(f), 0);
-	assert_non_null(strstr(f->err, "QEMU closed its QMP socket"));
+	assert_int_equal(daemon_exit(f), 1);
+	if (!strstr(f->err, "could not send set-action to QEMU (Broken pipe)"))
+		fail_msg("unexpected: %s", f->err);
 }
 
 /* A guest a dead predecessor left stopped in a reboot is reset and resumed. */
@@ -398,6 +445,19 @@ static void test_left_stopped_is_resumed(void **state)
 	assert_non_null(strstr(f->err, "the guest was left stopped in a reboot: new table epoch"));
 }
 
+/* A guest a dead predecessor reset but did not resume is resumed. */
+static void test_left_reset_is_resumed(void **state)
+{
+	struct fake *f = *state;
+
+	start_daemon(f, "{\"status\": \"prelaunch\", \"running\": false}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "cont"), "{}");
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+	assert_non_null(strstr(f->err, "left reset but not resumed: resuming it"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,12 +467,18 @@ int main(void)
 		cmocka_unit_test(test_huge_line_dropped),
 		cmocka_unit_test_setup_teardown(test_forged_event_keeps_table, setup_fake,
 						teardown_fake),
-		cmocka_unit_test_setup_teardown(test_huge_line_then_reboot, setup_fake,
+		cmocka_unit_test_setup_teardown(test_huge_line_is_dropped_whole, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_reboot, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_refused_cont_is_reported, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_refused_reset_is_reported, setup_fake,
 						teardown_fake),
-		cmocka_unit_test_setup_teardown(test_close_mid_reset, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_closed_socket_mid_reboot, setup_fake,
+						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_left_stopped_is_resumed, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_left_reset_is_resumed, setup_fake,
 						teardown_fake),
 	};
 

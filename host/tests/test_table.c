@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +42,16 @@ static void (*during_punch)(void *arg, uint64_t pfn, uint64_t len);
 static void *during_punch_arg;
 
 static int punch_errno;		/* a file system that cannot punch: EOPNOTSUPP */
+static long statfs_magic;	/* the file system fstatfs() reports, if set */
+
+int fstatfs(int fd, struct statfs *buf)
+{
+	int ret = syscall(SYS_fstatfs, fd, buf);
+
+	if (!ret && statfs_magic)
+		buf->f_type = statfs_magic;
+	return ret;
+}
 
 int fallocate(int fd, int mode, off_t offset, off_t len)
 {
@@ -76,6 +88,7 @@ static int teardown_files(void **state)
 
 	during_punch = NULL;	/* a failed test must not leave it to the next */
 	punch_errno = 0;
+	statfs_magic = 0;
 	unlink(f->table);
 	unlink(f->ram);
 	rmdir(f->dir);
@@ -385,20 +398,30 @@ static void test_refuses_ram_that_cannot_punch(void **state)
 	/* status reads anyway: it punches nothing */
 	assert_int_equal(table_open_readonly(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	table_close(&t);
+	/* hugetlbfs says yes to a 4 KiB punch and frees nothing */
+	punch_errno = 0;
+	statfs_magic = HUGETLBFS_MAGIC;
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), -1);
+	if (!strstr(f->err, "is on hugetlbfs"))
+		fail_msg("unexpected: %s", f->err);
 }
 
 static void test_refuses_second_daemon(void **state)
 {
 	struct files *f = *state;
 	struct table t, t2;
+	struct stat st;
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t2, f->table, f->ram, f->err, sizeof(f->err)), -1);
 	assert_non_null(strstr(f->err, "in use"));
-	/* and init must not wipe a table a daemon is using, not even forced */
+	/* and init must not wipe a table a daemon is using, not even forced: nor touch it */
+	assert_int_equal(chmod(f->ram, 0640), 0);
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), -1);
 	assert_non_null(strstr(f->err, "in use by a running pagehintd"));
+	assert_int_equal(stat(f->ram, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
 	table_close(&t);
 }
 
@@ -504,6 +527,20 @@ static void test_init_force_takes_only_own_files(void **state)
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), 0);
 	assert_int_equal(stat(f->table, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
+	/* a second name for a file (a hard link) may be anybody's file */
+	{
+		char other[128];
+
+		snprintf(other, sizeof(other), "%s/other-name", f->dir);
+		assert_int_equal(link(f->table, other), 0);
+		assert_int_equal(chmod(f->table, 0644), 0);
+		assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err,
+					      sizeof(f->err)), -1);
+		assert_non_null(strstr(f->err, "with one name"));
+		assert_int_equal(stat(f->table, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0644);
+		unlink(other);
+	}
 	if (geteuid() != 0) {
 		printf("init: not root, so no file of another user to try\n");
 		return;
@@ -511,7 +548,7 @@ static void test_init_force_takes_only_own_files(void **state)
 	assert_int_equal(chown(f->table, 65534, 65534), 0);
 	assert_int_equal(chmod(f->table, 0666), 0);
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, true, f->err, sizeof(f->err)), -1);
-	assert_non_null(strstr(f->err, "is not a regular file of this user's"));
+	assert_non_null(strstr(f->err, "is not a regular file of this user's with one name"));
 	assert_int_equal(stat(f->table, &st), 0);
 	assert_int_equal(st.st_uid, 65534);
 }
