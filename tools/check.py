@@ -174,23 +174,57 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
                                        starts=starts, resets=resets, attached=attached)
 
 
+# How long a check waits for what must happen before it calls it missing.
+# Only a failing check waits this long: how fast it happens is the
+# benchmark's business (make bench), never a pass/fail criterion.
+GIVE_BACK_WAIT_S = 120
+
+
 def give_back_scenario(guest):
-    """512 MiB freed in the guest must leave the host within 1 s."""
-    name = 'hinting: 512 MiB freed in the guest leaves the host within 1 s'
+    """512 MiB freed in the guest must leave the host, however slow the
+    machine; the time it took is printed, not judged."""
+    name = 'hinting: 512 MiB freed in the guest leaves the host'
     if not wait_for(lambda: 'mark: allocated' in guest.read('tap.log'), 300):
         return [(name, False, 'the guest never allocated (no mark in tap.log)')]
-    time.sleep(1)
     before = guest.resident_mib()
-    if not wait_for(lambda: 'mark: freed' in guest.read('tap.log'), 60, step=0.005):
+    if not wait_for(lambda: 'mark: freed' in guest.read('tap.log'), 300, step=0.005):
         return [(name, False, 'the guest never freed (no mark in tap.log)')]
     freed_at = time.monotonic()
     target = before - 0.99 * 512
-    done = wait_for(lambda: guest.resident_mib() <= target, 1.0, step=0.01)
+    done = wait_for(lambda: guest.resident_mib() <= target, GIVE_BACK_WAIT_S, step=0.01)
     took = time.monotonic() - freed_at
     after = guest.resident_mib()
     return [(name, bool(done),
-             'host held %.0f MiB before the free, %.0f MiB %.2f s after (wanted <= %.0f)'
-             % (before, after, took, target))]
+             'host held %.0f MiB when the guest had allocated, %.0f MiB %.2f s after the free '
+             '(wanted <= %.0f)' % (before, after, took, target))]
+
+
+def daemon_resumes_stopped_guest():
+    """A daemon that starts on a guest stopped in its reboot (its
+    predecessor died there) voids the table and resumes the guest."""
+    name = 'hinting: a daemon started on a guest stopped in its reboot resumes it'
+    guest = vm.Guest('left-stopped', plan='reboot', timeout=300, daemon_args=[],
+                     daemon_later=True)
+    monitor = guest.path('monitor.sock')
+    try:
+        guest.start()
+        def status():
+            try:
+                return vm.qmp_hmp(monitor, 'info status')
+            except (OSError, ValueError):    # QEMU not listening yet
+                return ''
+        stopped = wait_for(lambda: 'shutdown' in status(), 240, step=0.5)
+        if stopped:
+            guest.start_daemon()
+        result = guest.wait()
+    finally:
+        guest.cleanup()
+    log = result.read('pagehintd.log')
+    said = 'the guest was left stopped in a reboot: new table epoch, resuming it'
+    return [(name, bool(stopped) and said in log,
+             'QEMU said %s; pagehintd.log: %s' % ('shutdown' if stopped else 'never shutdown',
+                                                  log.strip()[-300:]))] + \
+        guestlog.evaluate(result, 'boot left-stopped', starts=2, resets=1, attached=True)
 
 
 # The stress plan frees about 2.8 GiB over its rounds; a quarter of that
@@ -391,6 +425,7 @@ def stage_hinting():
     results += hinted_boot('give-back', give_back_scenario)
     results += hinted_boot('stress', stress_scenario)
     results += hinted_boot('reboot', None, starts=2, resets=1)
+    results += daemon_resumes_stopped_guest()
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('daemon-restart', daemon_died_claiming_scenario,
                            name='daemon-died-claiming',

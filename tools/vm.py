@@ -76,7 +76,7 @@ class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
-                 disks_dir=None, kunit=False):
+                 disks_dir=None, kunit=False, daemon_later=False):
         self.name = name
         self.plan = plan
         self.variant = variant
@@ -97,6 +97,8 @@ class Guest:
         # None: no pagehintd; else the arguments for "pagehintd run"
         self.daemon_args = daemon_args
         self.daemon = None
+        # QEMU runs as for a daemon, but the caller starts it (start_daemon)
+        self.daemon_later = daemon_later
         self.before_qemu = before_qemu  # called with the guest once its files exist
         self.disks_dir = disks_dir or os.path.join(BUILD, 'disks')
         self.run_dir = os.path.join('/dev/shm', 'pagehint-%s-%d' % (name, os.getpid()))
@@ -172,7 +174,7 @@ class Guest:
                                      stdout=open(self.path('qemu.log'), 'w'),
                                      stderr=subprocess.STDOUT, start_new_session=True,
                                      preexec_fn=die_with_parent)
-        if self.daemon_args is not None:
+        if self.daemon_args is not None and not self.daemon_later:
             self.start_daemon()
         return self
 
