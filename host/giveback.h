@@ -18,16 +18,21 @@
 
 struct giveback_pass {
 	uint64_t unused, volatile_;	/* frames given back */
+	uint64_t punch_calls;		/* fallocate() calls it took */
 };
 
 /*
  * One pass over @t: every unused frame, then volatile frames while the
  * RAM file holds more than @target_bytes (GIVEBACK_NO_TARGET: none), at
- * most @budget frames in all.  Stops early when *@stop becomes non-zero
- * or the guest detaches.  Returns 0, or -1 with errno from fallocate;
- * @done counts what was given back either way.
+ * most @budget frames in all, in at most @call_budget fallocate() calls
+ * (what a guest can make the daemon spend: a checkerboard of unused
+ * frames costs one call each).  With no call left it does not scan the
+ * table either.  Stops early when *@stop becomes non-zero or the guest
+ * detaches.  Returns 0, or -1 with errno from fallocate; @done counts
+ * what was given back either way.
  */
-int giveback_pass(struct table *t, uint64_t budget, long long target_bytes,
-		  const volatile sig_atomic_t *stop, struct giveback_pass *done);
+int giveback_pass(struct table *t, uint64_t budget, uint64_t call_budget,
+		  long long target_bytes, const volatile sig_atomic_t *stop,
+		  struct giveback_pass *done);
 
 #endif

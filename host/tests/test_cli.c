@@ -145,6 +145,8 @@ static void test_milliseconds_that_overflow(void **state)
 	       "--ram", d->ram, "--policy", "periodic", "--interval-ms", "2147483648", NULL);
 	expect(d, 2, "--status-ms 4294967296 is out of range", "run", "--table", d->table,
 	       "--ram", d->ram, "--status-ms", "4294967296", NULL);
+	expect(d, 2, "--max-punches-s 0 is out of range (1 to 10000000)", "run", "--table",
+	       d->table, "--ram", d->ram, "--max-punches-s", "0", NULL);
 }
 
 static void test_options_a_command_does_not_take(void **state)

@@ -72,6 +72,13 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A pass with no limit on fallocate() calls. */
+static int pass(struct fixture *f, uint64_t budget, long long target_bytes,
+		const volatile sig_atomic_t *stop, struct giveback_pass *done)
+{
+	return giveback_pass(&f->t, budget, UINT64_MAX, target_bytes, stop, done);
+}
+
 static uint8_t frame_byte(struct fixture *f, uint64_t pfn)
 {
 	uint8_t b = 0xee;
@@ -105,7 +112,7 @@ static void test_no_target_keeps_volatile(void **state)
 	struct fixture *f = *state;
 	struct giveback_pass done;
 
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping,
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping,
 				       &done), 0);
 	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
 	assert_int_equal(done.volatile_, 0);
@@ -123,7 +130,7 @@ static void test_target_takes_unused_then_volatile(void **state)
 	long long target = 2 * MiB;	/* 512 frames: 256 stable, 256 volatile stay */
 	uint64_t pfn;
 
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, target, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, target, &not_stopping, &done), 0);
 	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
 	/* no further than the target: the guest keeps what it need not lose */
 	assert_int_equal(done.volatile_, 256);
@@ -142,7 +149,7 @@ static void test_target_already_met_keeps_volatile(void **state)
 	struct fixture *f = *state;
 	struct giveback_pass done;
 
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 3 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, 3 * MiB, &not_stopping, &done), 0);
 	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
 	assert_int_equal(done.volatile_, 0);	/* 3 MiB held after the unused went */
 	assert_int_equal(count(f, PAGEHINT_VOLATILE), FRAMES - UNUSED_END);
@@ -154,7 +161,7 @@ static void test_zero_target_takes_every_volatile(void **state)
 	struct fixture *f = *state;
 	struct giveback_pass done;
 
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 0, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, 0, &not_stopping, &done), 0);
 	assert_int_equal(done.volatile_, FRAMES - UNUSED_END);
 	assert_int_equal(count(f, PAGEHINT_VOLATILE | PAGEHINT_DISCARDED), FRAMES - UNUSED_END);
 	assert_int_equal(ram_resident(&f->t), STABLE_END * 4096ULL);
@@ -166,7 +173,7 @@ static void test_budget_counts_both_states(void **state)
 	struct fixture *f = *state;
 	struct giveback_pass done;
 
-	assert_int_equal(giveback_pass(&f->t, 300, 0, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, 300, 0, &not_stopping, &done), 0);
 	assert_int_equal(done.unused, 256);
 	assert_int_equal(done.volatile_, 44);
 	assert_int_equal(count(f, PAGEHINT_VOLATILE), FRAMES - UNUSED_END - 44);
@@ -179,7 +186,7 @@ static void test_detached_guest_gets_nothing_dropped(void **state)
 	struct giveback_pass done;
 
 	f->t.hdr->guest_epoch = 0;	/* a new boot that has not attached */
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 0, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, 0, &not_stopping, &done), 0);
 	assert_int_equal(done.unused + done.volatile_, 0);
 	assert_int_equal(ram_resident(&f->t), FRAMES * 4096ULL);
 }
@@ -190,13 +197,43 @@ static void test_stop_flag_ends_the_pass(void **state)
 	struct fixture *f = *state;
 	struct giveback_pass done;
 
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 0, &stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, 0, &stopping, &done), 0);
 	assert_int_equal(done.unused + done.volatile_, 0);
+}
+
+/*
+ * A checkerboard of unused frames costs one fallocate() call each: the
+ * call budget is what bounds the CPU a guest can make the daemon spend.
+ * A spent budget also spares the scan.
+ */
+static void test_call_budget_bounds_a_checkerboard(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+	uint64_t pfn;
+
+	memset(f->t.states + STABLE_END, PAGEHINT_STABLE, UNUSED_END - STABLE_END);
+	for (pfn = STABLE_END; pfn < UNUSED_END; pfn += 2)
+		f->t.states[pfn] = PAGEHINT_UNUSED;		/* 128 isolated frames */
+	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 50, GIVEBACK_NO_TARGET, &not_stopping,
+				       &done), 0);
+	assert_int_equal(done.punch_calls, 50);
+	assert_int_equal(done.unused, 50);
+	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 0, GIVEBACK_NO_TARGET, &not_stopping,
+				       &done), 0);
+	assert_int_equal(done.punch_calls, 0);
+	assert_int_equal(done.unused, 0);
+	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 1000, GIVEBACK_NO_TARGET, &not_stopping,
+				       &done), 0);
+	assert_int_equal(done.punch_calls, 78);
+	assert_int_equal(done.unused, 78);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_call_budget_bounds_a_checkerboard, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_no_target_keeps_volatile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_target_takes_unused_then_volatile, setup,
 						teardown),
