@@ -53,7 +53,7 @@ def run_cmd(cmd, **kw):
                           universal_newlines=True, **kw)
 
 
-HOST_TESTS = ('test_table', 'test_giveback', 'test_cli', 'test_qmp')
+HOST_TESTS = ('test_table', 'test_giveback', 'test_cli', 'test_qmp', 'test_hostile')
 
 
 def stage_host():
