@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,6 +205,53 @@ static int open_ram(const char *ram_path, bool writable, char *err, size_t errle
 }
 
 /*
+ * Which RAM file a table belongs to is recorded outside the guest's
+ * reach: init gives both files the same random pairing id, an extended
+ * attribute (user.*, or trusted.* where tmpfs has no user attributes and
+ * we are root), and every open compares them.  A daemon given one guest's
+ * table and another guest's RAM file refuses to start.
+ */
+static const char *const pair_names[] = { "user.pagehint.pair", "trusted.pagehint.pair" };
+#define PAIR_ID_SIZE	16
+
+static int set_pair(int table_fd, int ram_fd, char *err, size_t errlen)
+{
+	uint8_t id[PAIR_ID_SIZE];
+	unsigned int i;
+
+	if (getrandom(id, sizeof(id), 0) != sizeof(id))
+		return fail("cannot make a pairing id: %s", strerror(errno));
+	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
+		if (fsetxattr(table_fd, pair_names[i], id, sizeof(id), 0))
+			continue;
+		if (!fsetxattr(ram_fd, pair_names[i], id, sizeof(id), 0))
+			return 0;
+		fremovexattr(table_fd, pair_names[i]);
+	}
+	return fail("cannot record that the table and the RAM file belong together: their file system takes no extended attributes (%s)",
+		    strerror(errno));
+}
+
+static int check_pair(int table_fd, int ram_fd, const char *table_path, const char *ram_path,
+		      char *err, size_t errlen)
+{
+	uint8_t a[PAIR_ID_SIZE], b[PAIR_ID_SIZE];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
+		if (fgetxattr(table_fd, pair_names[i], a, sizeof(a)) != sizeof(a))
+			continue;
+		if (fgetxattr(ram_fd, pair_names[i], b, sizeof(b)) != sizeof(b) ||
+		    memcmp(a, b, sizeof(a)))
+			return fail("%s and %s were not made together by pagehintd init: they belong to different guests",
+				    table_path, ram_path);
+		return 0;
+	}
+	return fail("%s carries no pairing id: made by an older pagehintd, or not by init? run init again",
+		    table_path);
+}
+
+/*
  * Create a file for init: a new one, never through a symlink, 0600.  With
  * force an existing regular file of ours is taken over (and made 0600);
  * one another user owns is not: that user could still write to it.
@@ -304,6 +352,8 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	}
 	hdr->host_epoch = htole64(table_new_epoch());
 	munmap(hdr, PAGEHINT_HEADER_SIZE);
+	if (set_pair(fd, ram_fd, err, errlen))
+		goto out_table;
 	close(fd);
 	close(ram_fd);
 	return 0;
@@ -376,6 +426,8 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		fail("guest RAM file %s is in use by another pagehintd", ram_path);
 		goto out;
 	}
+	if (check_pair(t->table_fd, t->ram_fd, table_path, ram_path, err, errlen))
+		goto out;
 	/*
 	 * Can this file system give memory back 4 KiB at a time?  ramfs
 	 * cannot punch holes at all; hugetlbfs rounds a punch to whole huge

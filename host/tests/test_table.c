@@ -23,6 +23,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../table.h"
@@ -575,6 +576,36 @@ static void test_refuses_second_daemon_on_ram(void **state)
 	unlink(ram_b);
 }
 
+/*
+ * A table and a RAM file of different guests, the same size: the layout
+ * cannot tell them apart, the pairing id that init recorded can.
+ */
+static void test_refuses_other_guests_pair(void **state)
+{
+	struct files *f = *state;
+	char table_b[128], ram_b[128];
+	struct table t;
+
+	snprintf(table_b, sizeof(table_b), "%s/table-b", f->dir);
+	snprintf(ram_b, sizeof(ram_b), "%s/ram-b", f->dir);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_create(table_b, ram_b, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, table_b, f->ram, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "belong to different guests"));
+	assert_int_equal(table_open_readonly(&t, table_b, f->ram, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "belong to different guests"));
+	/* a table nobody paired: not ours to trust either */
+	assert_true(removexattr(table_b, "user.pagehint.pair") == 0 ||
+		    removexattr(table_b, "trusted.pagehint.pair") == 0);
+	assert_int_equal(table_open(&t, table_b, ram_b, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "carries no pairing id"));
+	/* each with its own opens */
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	table_close(&t);
+	unlink(table_b);
+	unlink(ram_b);
+}
+
 static void test_next_run_merges_and_caps(void **state)
 {
 	struct files *f = *state;
@@ -1052,6 +1083,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_init_force_takes_only_own_files, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon_on_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_other_guests_pair, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_next_run_merges_and_caps, setup_files,
 						teardown_files),
