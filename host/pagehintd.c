@@ -358,6 +358,28 @@ static void report_target(long target_mib)
 			target_mib);
 }
 
+/*
+ * Say when the guest attaches and detaches (kexec, shutdown, removal of
+ * the device: the host gives nothing back meanwhile).  The epochs are the
+ * guest's to write, so at most one line a second: a guest that flips them
+ * gets its last state logged, not every flip.
+ */
+static void report_attach(const struct table *t, double now)
+{
+	static double last;
+	static int logged = -1;
+	int attached = table_attached(t);
+
+	if (attached == logged || (logged >= 0 && now - last < 1))
+		return;
+	if (attached)
+		fprintf(stderr, "pagehintd: the guest attached\n");
+	else if (logged >= 0)
+		fprintf(stderr, "pagehintd: the guest detached: nothing is given back until it attaches again\n");
+	logged = attached;
+	last = now;
+}
+
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -433,6 +455,7 @@ static int cmd_run(const struct options *o)
 			if (o->target_file && !read_target_file(o->target_file, &target_mib))
 				report_target(target_mib);
 		}
+		report_attach(&t, now);
 		if (o->policy == POLICY_IMMEDIATE || now - last_pass >= o->interval_ms / 1000.0) {
 			struct giveback_pass done;
 

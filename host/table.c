@@ -490,8 +490,9 @@ void table_close(struct table *t)
 
 bool table_attached(const struct table *t)
 {
-	uint64_t host = __atomic_load_n(&t->hdr->host_epoch, __ATOMIC_ACQUIRE);
-	uint64_t guest = __atomic_load_n(&t->hdr->guest_epoch, __ATOMIC_ACQUIRE);
+	/* sequentially consistent: drop_claimed() orders it after its claims */
+	uint64_t host = __atomic_load_n(&t->hdr->host_epoch, __ATOMIC_SEQ_CST);
+	uint64_t guest = __atomic_load_n(&t->hdr->guest_epoch, __ATOMIC_SEQ_CST);
 
 	return host && host == guest;
 }
@@ -626,13 +627,31 @@ static int punch(struct table *t, uint64_t pfn, uint64_t len)
 			 file_offset(t, pfn), len << FRAME_SHIFT);
 }
 
-/* Punch a stretch of claimed frames and release them, dropped or not. */
-static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
+/*
+ * Punch a stretch of claimed frames and release them, dropped or not;
+ * *@dropped says which.
+ *
+ * A guest that detaches (kexec, shutdown, removal of the device) clears
+ * guest_epoch, then waits out every claim it finds.  The claims were full
+ * barriers, so the epoch read after them either sees the detach, and the
+ * frames go back untouched, or the guest sees the claims and waits until
+ * they are released: no frame is punched once the guest has detached
+ * (docs/protocol.md, "Detach").
+ */
+static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t len,
+			bool *dropped)
 {
-	int ret = punch(t, pfn, len) ? -errno : 0;
-	uint8_t release = ret ? want : want | PAGEHINT_DISCARDED;
+	uint8_t release = want;
 	uint64_t i;
+	int ret = 0;
 
+	*dropped = table_attached(t);
+	if (*dropped) {
+		ret = punch(t, pfn, len) ? -errno : 0;
+		*dropped = !ret;
+	}
+	if (*dropped)
+		release |= PAGEHINT_DISCARDED;
 	/* The guest may use a frame again as soon as it sees this store. */
 	for (i = 0; i < len; i++)
 		store_state(&t->states[pfn + i], release);
@@ -641,9 +660,9 @@ static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t le
 
 int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
 {
-	uint64_t i, start = 0, claimed = 0, dropped = 0, lost = 0;
+	uint64_t i, start = 0, dropped = 0, lost = 0;
 	uint8_t busy = PAGEHINT_BUSY | want;
-	bool in_run = false;
+	bool in_run = false, punched;
 	int ret = 0;
 
 	/*
@@ -655,7 +674,6 @@ int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len
 			if (!in_run)
 				start = i;
 			in_run = true;
-			claimed++;
 			continue;
 		}
 		if (i < len && !ret)
@@ -663,8 +681,8 @@ int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len
 		if (!in_run)
 			continue;
 		in_run = false;
-		ret = drop_claimed(t, want, pfn + start, i - start);
-		if (!ret)
+		ret = drop_claimed(t, want, pfn + start, i - start, &punched);
+		if (punched)
 			dropped += i - start;
 	}
 	t->host.cas_lost += lost;
@@ -677,7 +695,7 @@ int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len
 		errno = -ret;
 		return -1;
 	}
-	return claimed;
+	return dropped;
 }
 
 uint64_t ram_resident(const struct table *t)

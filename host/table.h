@@ -77,7 +77,8 @@ uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 /*
  * Give back the memory of the run found by table_next_run: claim each
  * frame with a compare-and-swap (the guest may win some), punch the
- * claimed frames out of the RAM file and mark them dropped.  Returns the
+ * claimed frames out of the RAM file and mark them dropped.  Frames
+ * claimed after the guest detached go back untouched.  Returns the
  * number of frames given back, or -1 with errno from fallocate.
  */
 int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len);

@@ -71,6 +71,12 @@ struct files {
 	char err[256];
 };
 
+/* Attach as the guest does: the host drops frames only after this. */
+static void attach_guest(struct table *t)
+{
+	__atomic_store_n(&t->hdr->guest_epoch, t->hdr->host_epoch, __ATOMIC_SEQ_CST);
+}
+
 static int setup_files(void **state)
 {
 	struct files *f = calloc(1, sizeof(*f));
@@ -455,6 +461,7 @@ static void test_host_counters_are_private(void **state)
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
 	memset(t.states, PAGEHINT_UNUSED, 10);
 	assert_int_equal(table_drop_run(&t, PAGEHINT_UNUSED, 0, 10), 10);
 	t.hdr->host.dropped_unused = htole64(1ULL << 60);	/* the guest forges */
@@ -660,6 +667,7 @@ static void test_drop_run_gives_back_only_unused(void **state)
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
 	for (pfn = 0; pfn < 64; pfn++)
 		fill_frame(t.ram_fd, pfn, 0x5a);
 	assert_int_equal(ram_resident(&t), 64 * 4096);
@@ -683,6 +691,38 @@ static void test_drop_run_gives_back_only_unused(void **state)
 	table_count(&t, &c);
 	assert_int_equal(c.unused_dropped, 31);
 	assert_int_equal(c.stable, 64 * MiB / 4096 - 31);
+	table_close(&t);
+}
+
+/*
+ * A guest that detached (kexec, shutdown, device removal) may be using
+ * any frame already: frames claimed after the detach go back untouched
+ * (drop_claimed() reads the epoch again after its claims).
+ */
+static void test_drop_run_stops_after_detach(void **state)
+{
+	struct files *f = *state;
+	struct table t;
+	uint64_t pfn;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	for (pfn = 0; pfn < 16; pfn++)
+		fill_frame(t.ram_fd, pfn, 0x5a);
+	memset(t.states, PAGEHINT_UNUSED, 8);
+	memset(t.states + 8, PAGEHINT_VOLATILE, 8);
+	attach_guest(&t);
+	t.hdr->guest_epoch = 0;		/* detached, its frames still marked */
+
+	assert_int_equal(table_drop_run(&t, PAGEHINT_UNUSED, 0, 8), 0);
+	assert_int_equal(table_drop_run(&t, PAGEHINT_VOLATILE, 8, 8), 0);
+	for (pfn = 0; pfn < 16; pfn++) {
+		assert_int_equal(frame_byte(t.ram_fd, pfn), 0x5a);
+		assert_int_equal(t.states[pfn], pfn < 8 ? PAGEHINT_UNUSED : PAGEHINT_VOLATILE);
+	}
+	assert_int_equal(le64toh(t.hdr->host.punch_calls), 0);
+	assert_int_equal(le64toh(t.hdr->host.dropped_unused), 0);
+	assert_int_equal(le64toh(t.hdr->host.dropped_volatile), 0);
 	table_close(&t);
 }
 
@@ -824,6 +864,7 @@ static void expect_guest_waits_for_drop(struct files *f, uint8_t want)
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
 	h.t = &t;
 	h.frame = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
 	assert_true(h.frame != MAP_FAILED);
@@ -986,6 +1027,7 @@ static void test_race_with_guest(void **state)
 
 	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
 	r.t = &t;
 	r.ram = mmap(NULL, RACE_FRAMES * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd, 0);
 	assert_true(r.ram != MAP_FAILED);
@@ -1089,6 +1131,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_next_run_merges_and_caps, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_drop_run_gives_back_only_unused, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_drop_run_stops_after_detach, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_recover_busy, setup_files, teardown_files),
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_unused_drop, setup_files,
