@@ -25,6 +25,9 @@ install -m 755 "$top/guest/init" "$stage/init"
 install -m 755 "$top/guest/vmdelta" "$stage/tests/vmdelta"
 cp "$top"/guest/plans/* "$stage/plans/"
 cp "$top/build/disks/data.sha256" "$stage/data.sha256"
+# The kexec plan boots this same kernel again, from inside the guest.
+mkdir -p "$stage/boot"
+cp "$obj/arch/x86/boot/bzImage" "$stage/boot/bzImage"
 
 for src in "$top"/guest/tests/*.c; do
 	gcc -static -O2 -Wall -Wextra -Werror -o "$stage/tests/$(basename "$src" .c)" "$src"

@@ -414,6 +414,90 @@ def volatile_scenario(guest):
              '>= 16384, the data disk\'s files once)' % dropped)]
 
 
+# What pagehintd says when the guest's epoch goes (host/pagehintd.c)
+DAEMON_SAW_DETACH = 'pagehintd: the guest detached: nothing is given back'
+DAEMON_SAW_ATTACH = 'pagehintd: the guest attached'
+# What the guest's driver says when it detaches at shutdown
+GUEST_DETACHED = 'page hinting detached: the host gives nothing back from now on'
+
+
+def kexec_scenario(guest):
+    """The old kernel detaches before it jumps (its console says so), the
+    daemon sees it detach and the new kernel attach, in that order; the
+    plan checks that the new kernel lost nothing."""
+    name = 'hinting: the kexec\'d kernel attached only after the old one detached'
+    if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
+                    or guest.proc.poll() is not None, guest.timeout):
+        return [(name, False, 'the plan never ended')]
+    log = guest.read('pagehintd.log')
+    first = log.find(DAEMON_SAW_ATTACH)
+    detached = log.find(DAEMON_SAW_DETACH, first + 1) if first >= 0 else -1
+    again = log.find(DAEMON_SAW_ATTACH, detached + 1) if detached >= 0 else -1
+    said = GUEST_DETACHED in guest.read('console.log')
+    return [(name, said and 0 <= first < detached < again,
+             'guest console %s "%s"; pagehintd.log: %s'
+             % ('said' if said else 'never said', GUEST_DETACHED,
+                ' / '.join(l for l in log.splitlines() if 'the guest' in l)[-400:]))]
+
+
+def kexec_late_daemon():
+    """A host that drops late: pagehintd starts only once the new kernel
+    has printed its banner, and would find every frame the old kernel left
+    unused, some of them the new kernel's by now.  The detach keeps it off
+    them until the new kernel attaches (the plan checks memory and files)."""
+    name = 'hinting: a pagehintd started after the kexec waited for the new kernel'
+    guest = vm.Guest('kexec-late-daemon', plan='kexec', timeout=480, daemon_args=['--chaos'],
+                     daemon_later=True)
+    try:
+        guest.start()
+        banners = wait_for(lambda: guest.read('console.log').count('Linux version') >= 2
+                           or guest.proc.poll() is not None, 300, step=0.01)
+        if banners and guest.proc.poll() is None:
+            guest.start_daemon()
+        result = guest.wait()
+    finally:
+        guest.cleanup()
+    log = result.read('pagehintd.log')
+    saw = [l for l in log.splitlines() if 'the guest' in l]
+    return [(name, bool(banners) and saw[:1] == [DAEMON_SAW_ATTACH] and
+             GUEST_DETACHED in result.console,
+             'pagehintd.log: ' + ' / '.join(saw)[-300:])] + \
+        guestlog.evaluate(result, 'boot kexec-late-daemon', starts=2, attached=True)
+
+
+GUEST_REMOVED = 'page hinting off: the device is going away'
+
+
+def unplug_scenario(guest):
+    """Unplug the table's device when the guest asks, and plug it back;
+    pagehintd must see the guest detach and attach again."""
+    name = 'hinting: the table\'s device unplugged under load and plugged back'
+    monitor = guest.path('monitor.sock')
+    if not wait_for(lambda: 'mark: unplug' in guest.read('tap.log')
+                    or guest.proc.poll() is not None, guest.timeout):
+        return [(name, False, 'the guest never asked for the unplug')]
+    vm.qmp_hmp(monitor, 'device_del pagehint')
+    if not wait_for(lambda: 'mark: plug' in guest.read('tap.log')
+                    or guest.proc.poll() is not None, guest.timeout):
+        return [(name, False, 'the guest never asked to plug it back')]
+    # QEMU refuses the id until the guest has let the old device go
+    if not wait_for(lambda: 'pagehint (child' not in
+                    vm.qmp_hmp(monitor, 'qom-list /machine/peripheral'),
+                    MISSING_AFTER_S, step=0.5):
+        return [(name, False, 'the device was still there %d s after its unplug'
+                 % MISSING_AFTER_S)]
+    vm.qmp_hmp(monitor, 'device_add ' + vm.TABLE_DEVICE)
+    if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
+                    or guest.proc.poll() is not None, guest.timeout):
+        return [(name, False, 'the plan never ended')]
+    log = guest.read('pagehintd.log')
+    first = log.find(DAEMON_SAW_ATTACH)
+    detached = log.find(DAEMON_SAW_DETACH, first + 1) if first >= 0 else -1
+    again = log.find(DAEMON_SAW_ATTACH, detached + 1) if detached >= 0 else -1
+    return [(name, 0 <= first < detached < again,
+             'pagehintd.log: ' + ' / '.join(l for l in log.splitlines() if 'the guest' in l)[-400:])]
+
+
 def corrupt_magic(guest):
     """Damage the table the way a stale or foreign file would look."""
     with open(guest.path('table'), 'r+b') as f:
@@ -426,11 +510,17 @@ def stage_hinting():
     results += hinted_boot('give-back', give_back_scenario)
     results += hinted_boot('stress', stress_scenario)
     results += hinted_boot('reboot', None, starts=2, resets=1)
+    results += hinted_boot('kexec', kexec_scenario, daemon_args=['--chaos'], starts=2,
+                           timeout=480)
+    results += kexec_late_daemon()
     results += daemon_resumes_stopped_guest()
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('daemon-restart', daemon_died_claiming_scenario,
                            name='daemon-died-claiming',
                            expected_console=[guestlog.BUSY_TOO_LONG])
+    results += hinted_boot('unplug', unplug_scenario, daemon_args=['--chaos'],
+                           cmdline='page_states.volatile_scan_ms=100', timeout=480,
+                           attached=False)
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False, attached=False)
     results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
                            cmdline='page_states.volatile_scan_ms=100', timeout=480)

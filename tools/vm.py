@@ -124,7 +124,9 @@ class Guest:
                % (mem, self.path('ram')),
                '-object', 'memory-backend-file,id=pagestates,size=%d,mem-path=%s,share=on'
                % (os.path.getsize(self.path('table')), self.path('table')),
-               '-device', 'ivshmem-plain,memdev=pagestates',
+               # on a root port of its own, so that a test can unplug it
+               '-device', 'pcie-root-port,id=%s,chassis=1' % TABLE_PORT,
+               '-device', TABLE_DEVICE,
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
                '-drive', 'file=%s,if=virtio,format=raw,readonly=on'
@@ -318,6 +320,11 @@ def exit_on_sigterm():
         raise KeyboardInterrupt('signal %d' % signum)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
+
+
+# The table's ivshmem device, as plugged at start and again by a test
+TABLE_PORT = 'pagehint-port'
+TABLE_DEVICE = 'ivshmem-plain,id=pagehint,memdev=pagestates,bus=%s' % TABLE_PORT
 
 
 def qmp_hmp(sock_path, command, timeout=5):
