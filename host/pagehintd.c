@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -422,6 +423,14 @@ static int cmd_run(const struct options *o)
 		table_close(&t);
 		return 1;
 	}
+	/*
+	 * A guest CPU spins, perhaps with interrupts off, while the daemon
+	 * holds one of its frames: between claim and release the daemon must
+	 * not wait for its own pages to come back from swap.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
+			strerror(errno));
 	table_recover_busy(&t);
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
 		qmp_close(&q);
