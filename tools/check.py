@@ -421,6 +421,17 @@ DAEMON_SAW_ATTACH = 'pagehintd: the guest attached'
 GUEST_DETACHED = 'page hinting detached: the host gives nothing back from now on'
 
 
+def daemon_saw_detach_and_attach(guest):
+    """Whether pagehintd saw the guest attach, detach and attach again, in
+    that order; and its lines about it."""
+    log = guest.read('pagehintd.log')
+    first = log.find(DAEMON_SAW_ATTACH)
+    detached = log.find(DAEMON_SAW_DETACH, first + 1) if first >= 0 else -1
+    again = log.find(DAEMON_SAW_ATTACH, detached + 1) if detached >= 0 else -1
+    lines = ' / '.join(l for l in log.splitlines() if 'the guest' in l)[-400:]
+    return 0 <= first < detached < again, lines
+
+
 def kexec_scenario(guest):
     """The old kernel detaches before it jumps (its console says so), the
     daemon sees it detach and the new kernel attach, in that order; the
@@ -429,15 +440,10 @@ def kexec_scenario(guest):
     if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
                     or guest.proc.poll() is not None, guest.timeout):
         return [(name, False, 'the plan never ended')]
-    log = guest.read('pagehintd.log')
-    first = log.find(DAEMON_SAW_ATTACH)
-    detached = log.find(DAEMON_SAW_DETACH, first + 1) if first >= 0 else -1
-    again = log.find(DAEMON_SAW_ATTACH, detached + 1) if detached >= 0 else -1
+    seen, lines = daemon_saw_detach_and_attach(guest)
     said = GUEST_DETACHED in guest.read('console.log')
-    return [(name, said and 0 <= first < detached < again,
-             'guest console %s "%s"; pagehintd.log: %s'
-             % ('said' if said else 'never said', GUEST_DETACHED,
-                ' / '.join(l for l in log.splitlines() if 'the guest' in l)[-400:]))]
+    return [(name, said and seen, 'guest console %s "%s"; pagehintd.log: %s'
+             % ('said' if said else 'never said', GUEST_DETACHED, lines))]
 
 
 def kexec_late_daemon():
@@ -496,12 +502,8 @@ def unplug_scenario(guest):
     if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
                     or guest.proc.poll() is not None, guest.timeout):
         return [(name, False, 'the plan never ended')]
-    log = guest.read('pagehintd.log')
-    first = log.find(DAEMON_SAW_ATTACH)
-    detached = log.find(DAEMON_SAW_DETACH, first + 1) if first >= 0 else -1
-    again = log.find(DAEMON_SAW_ATTACH, detached + 1) if detached >= 0 else -1
-    return [(name, 0 <= first < detached < again,
-             'pagehintd.log: ' + ' / '.join(l for l in log.splitlines() if 'the guest' in l)[-400:])]
+    seen, lines = daemon_saw_detach_and_attach(guest)
+    return [(name, seen, 'pagehintd.log: ' + lines)]
 
 
 def corrupt_magic(guest):
