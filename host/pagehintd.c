@@ -206,6 +206,12 @@ static void report(const struct table *t, int json, double since, bool own)
  */
 struct reboot {
 	bool resetting;		/* "cont" is refused until the reset happened */
+	/*
+	 * A boot attached to the current epoch, as far as the daemon saw.
+	 * A guest detaches when it shuts down, so at its reboot stop the
+	 * table no longer says whether a boot used it.
+	 */
+	bool epoch_used;
 	long long set_action_id, reset_id, cont_id;
 };
 
@@ -233,8 +239,9 @@ static int start_reboot(struct table *t, struct qmp *q, struct reboot *r, const 
 	 * boot's second way, pending while we reset) needs no new epoch: the
 	 * host does nothing with a table nobody has attached to.
 	 */
-	if (table_attached(t)) {
+	if (r->epoch_used || table_attached(t)) {
 		table_reset(t);
+		r->epoch_used = false;
 		fprintf(stderr, "pagehintd: %s: new table epoch, resuming it\n", why);
 	} else {
 		fprintf(stderr, "pagehintd: %s before it attached: resuming it\n", why);
@@ -341,8 +348,11 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 			m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
-	if (!strcmp(m.status, "shutdown"))
+	if (!strcmp(m.status, "shutdown")) {
+		/* whether a boot used the epoch is not known here: assume it did */
+		r->epoch_used = true;
 		return start_reboot(t, q, r, "the guest was left stopped in a reboot");
+	}
 	if (!strcmp(m.status, "prelaunch")) {
 		fprintf(stderr, "pagehintd: the guest was left reset but not resumed: resuming it\n");
 		return resume(q, r);
@@ -365,12 +375,14 @@ static void report_target(long target_mib)
  * guest's to write, so at most one line a second: a guest that flips them
  * gets its last state logged, not every flip.
  */
-static void report_attach(const struct table *t, double now)
+static void report_attach(const struct table *t, struct reboot *r, double now)
 {
 	static double last;
 	static int logged = -1;
 	int attached = table_attached(t);
 
+	if (attached)
+		r->epoch_used = true;
 	if (attached == logged || (logged >= 0 && now - last < 1))
 		return;
 	if (attached)
@@ -432,6 +444,8 @@ static int cmd_run(const struct options *o)
 		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
 			strerror(errno));
 	table_recover_busy(&t);
+	/* before QMP: a boot attached already has used this epoch */
+	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
 		qmp_close(&q);
 		table_close(&t);
@@ -464,7 +478,7 @@ static int cmd_run(const struct options *o)
 			if (o->target_file && !read_target_file(o->target_file, &target_mib))
 				report_target(target_mib);
 		}
-		report_attach(&t, now);
+		report_attach(&t, &reboot, now);
 		if (o->policy == POLICY_IMMEDIATE || now - last_pass >= o->interval_ms / 1000.0) {
 			struct giveback_pass done;
 

@@ -376,6 +376,40 @@ static void test_reboot(void **state)
 	assert_int_equal(daemon_exit(f), 0);
 }
 
+/*
+ * A guest detaches when it shuts down, so at its reboot stop the table no
+ * longer shows that a boot used the epoch: the daemon remembers it, and
+ * the next boot still gets a new epoch.
+ */
+static void test_reboot_after_detach(void **state)
+{
+	struct fake *f = *state;
+	uint64_t epoch, zero = 0;
+	int fd;
+
+	start_daemon(f, running);
+	epoch = f->t.hdr->host_epoch;
+	fd = open(f->table, O_RDWR);
+	assert_int_equal(pwrite(fd, &zero, sizeof(zero),
+				offsetof(struct pagehint_header, guest_epoch)), sizeof(zero));
+	close(fd);
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
+	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "cont"), "{}");
+	/* the old boot's second way, before the new boot attached: no new epoch */
+	epoch = f->t.hdr->host_epoch;
+	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+	assert_int_equal(f->t.hdr->host_epoch, epoch);
+	hang_up(f);
+	assert_int_equal(daemon_exit(f), 0);
+}
+
 /* QEMU refuses the cont: the daemon says so and exits. */
 static void test_refused_cont_is_reported(void **state)
 {
@@ -470,6 +504,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_line_is_dropped_whole, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_reboot, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_reboot_after_detach, setup_fake,
+						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_refused_cont_is_reported, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_refused_reset_is_reported, setup_fake,
