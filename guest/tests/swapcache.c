@@ -26,6 +26,11 @@
  * pages, which must never be volatile, are part of it.  Any word that
  * differs is reported and the test fails; a dropped folio that is not
  * read again shows up as zeroes or as SIGBUS.
+ *
+ * With "hold FILE", it stops after step 1's pause, says "holding" on
+ * stdout, and waits until FILE exists (the unplug plan removes the table's
+ * device meanwhile); then every word is checked, and some dropped folio
+ * must have been read again, after the guest detached.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +43,7 @@
 #include <unistd.h>
 
 #define PAUSE_US	1500000	/* more than a few scans at 100 ms */
+#define HOLD_POLLS	3000	/* of 100 ms: a failing run gives up */
 
 static uint64_t pattern(uint64_t round, uint64_t word)
 {
@@ -95,16 +101,39 @@ static long check(const uint64_t *words, size_t pages, const uint64_t *rounds,
 	return bad;
 }
 
+/* Wait for @file (at most HOLD_POLLS polls), then check and count rereads. */
+static int hold(const uint64_t *words, size_t pages, const uint64_t *rounds, const char *file)
+{
+	long rereads, bad;
+	int i;
+
+	printf("holding\n");
+	fflush(stdout);
+	for (i = 0; access(file, F_OK); i++) {
+		if (i == HOLD_POLLS) {
+			fprintf(stderr, "swapcache: %s never appeared\n", file);
+			return 1;
+		}
+		usleep(100000);
+	}
+	rereads = vmstat("page_states_swap_reread");
+	bad = check(words, pages, rounds, "held, then checked");
+	rereads = vmstat("page_states_swap_reread") - rereads;
+	printf("read %ld dropped folios again after the hold\n", rereads);
+	return bad || rereads <= 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *swap_dev = NULL;
+	const char *swap_dev = NULL, *hold_file = NULL;
 	uint64_t *words, *rounds;
 	size_t len, pages, p;
 	int shmem, fd = -1;
 	long bad = 0;
 
-	if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "swapoff"))) {
-		fprintf(stderr, "usage: swapcache anon|shmem MIB [swapoff DEVICE]\n");
+	if (argc != 3 && !(argc == 5 && (!strcmp(argv[3], "swapoff") ||
+					 !strcmp(argv[3], "hold")))) {
+		fprintf(stderr, "usage: swapcache anon|shmem MIB [swapoff DEVICE | hold FILE]\n");
 		return 2;
 	}
 	shmem = !strcmp(argv[1], "shmem");
@@ -112,8 +141,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "swapcache: %s: neither anon nor shmem\n", argv[1]);
 		return 2;
 	}
-	if (argc == 5)
+	if (argc == 5 && !strcmp(argv[3], "swapoff"))
 		swap_dev = argv[4];
+	else if (argc == 5)
+		hold_file = argv[4];
 	len = strtoul(argv[2], NULL, 10) << 20;
 	pages = len / 4096;
 	rounds = calloc(pages, sizeof(*rounds));
@@ -140,6 +171,8 @@ int main(int argc, char **argv)
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT"))
 		return 1;
 	usleep(PAUSE_US);
+	if (hold_file)
+		return hold(words, pages, rounds, hold_file);
 	bad += check(words, pages, rounds, "swapped out, swap cache dropped");
 
 	/* Dirty half of them: these must be written out, never dropped. */
