@@ -305,6 +305,21 @@ static int teardown_fake(void **state)
 	return 0;
 }
 
+/* The daemon's half of a reboot stop: the stopping action off, a reset. */
+static void expect_reset(struct fake *f)
+{
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "system_reset"), "{}");
+}
+
+/* QEMU has reset the guest: the daemon restores the action and resumes. */
+static void reset_and_expect_resume(struct fake *f)
+{
+	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
+	reply(f, expect_command(f, "set-action"), "{}");
+	reply(f, expect_command(f, "cont"), "{}");
+}
+
 static const char running[] = "{\"status\": \"running\", \"running\": true}";
 
 /*
@@ -365,13 +380,10 @@ static void test_reboot(void **state)
 	start_daemon(f, running);
 	epoch = f->t.hdr->host_epoch;
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "system_reset"), "{}");
+	expect_reset(f);
 	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
 	assert_false(table_attached(&f->t));
-	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "cont"), "{}");
+	reset_and_expect_resume(f);
 	hang_up(f);
 	assert_int_equal(daemon_exit(f), 0);
 }
@@ -394,17 +406,13 @@ static void test_reboot_after_detach(void **state)
 				offsetof(struct pagehint_header, guest_epoch)), sizeof(zero));
 	close(fd);
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "system_reset"), "{}");
+	expect_reset(f);
 	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
-	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "cont"), "{}");
+	reset_and_expect_resume(f);
 	/* the old boot's second way, before the new boot attached: no new epoch */
 	epoch = f->t.hdr->host_epoch;
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "system_reset"), "{}");
+	expect_reset(f);
 	assert_int_equal(f->t.hdr->host_epoch, epoch);
 	hang_up(f);
 	assert_int_equal(daemon_exit(f), 0);
@@ -417,8 +425,7 @@ static void test_refused_cont_is_reported(void **state)
 
 	start_daemon(f, running);
 	send_line(f, "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "system_reset"), "{}");
+	expect_reset(f);
 	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
 	reply(f, expect_command(f, "set-action"), "{}");
 	send_line(f, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, \"id\": %lld}",
@@ -468,12 +475,9 @@ static void test_left_stopped_is_resumed(void **state)
 
 	start_daemon(f, "{\"status\": \"shutdown\", \"running\": false}");
 	epoch = f->t.hdr->guest_epoch;
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "system_reset"), "{}");
+	expect_reset(f);
 	assert_int_not_equal(f->t.hdr->host_epoch, epoch);
-	send_line(f, "{\"event\": \"RESET\", \"data\": {\"reason\": \"host-qmp-system-reset\"}}");
-	reply(f, expect_command(f, "set-action"), "{}");
-	reply(f, expect_command(f, "cont"), "{}");
+	reset_and_expect_resume(f);
 	hang_up(f);
 	assert_int_equal(daemon_exit(f), 0);
 	assert_non_null(strstr(f->err, "the guest was left stopped in a reboot: new table epoch"));
