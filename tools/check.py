@@ -465,9 +465,17 @@ def kexec_late_daemon():
         guest.cleanup()
     log = result.read('pagehintd.log')
     saw = [l for l in log.splitlines() if 'the guest' in l]
-    return [(name, bool(banners) and saw[:1] == [DAEMON_SAW_ATTACH] and
+    # its first status, at once: the old kernel's unused frames were
+    # there, but the table said detached
+    first = [json.loads(l) for l in result.read('pagehintd.jsonl').splitlines()
+             if l.startswith('{')][:1]
+    detached_at_start = bool(first) and first[0]['attached'] is False
+    return [(name, bool(banners) and detached_at_start and saw[:1] == [DAEMON_SAW_ATTACH] and
              GUEST_DETACHED in result.console,
-             'pagehintd.log: ' + ' / '.join(saw)[-300:])] + \
+             'first status: %s; pagehintd.log: %s'
+             % ('attached %s, %d frames unused' % (first[0]['attached'],
+                                                   first[0]['frames']['unused'])
+                if first else 'none', ' / '.join(saw)[-300:]))] + \
         guestlog.evaluate(result, 'boot kexec-late-daemon', starts=2, attached=True)
 
 

@@ -18,6 +18,13 @@
  * fully a few times, and checks every word of A and B.  KSM must be
  * running (the plan sets /sys/kernel/mm/ksm/run).  Waits count ksmd's
  * full scans, never time alone.
+ *
+ * What this does not force: a KSM folio leaves the swap cache as soon as
+ * its write completes, and in our runs B merged with none of them (the
+ * last line prints the merged pages), so a search that meets a dropped
+ * KSM folio is left to chance.  The rule itself is checked by the KUnit
+ * case volatile_swap_cache_not_ksm; this shows that KSM-merged memory
+ * comes back whole through swap under a host that drops at once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
