@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,6 +42,7 @@
 /* 16 TiB of guest RAM, and an hour: beyond them a number is a typo */
 #define MAX_MEM_MIB	(16UL << 20)
 #define MAX_MS		3600000UL
+#define MAX_PFN		(MAX_MEM_MIB << 8)	/* 4 KiB frames in MAX_MEM_MIB */
 /*
  * A guest decides how many fallocate() calls its frees cost the host: a
  * checkerboard of unused frames costs one call per frame.  470,000 calls
@@ -66,9 +68,33 @@ struct options {
 	int chaos;			/* drop unused and volatile at once */
 	int force;			/* init: reuse existing files */
 	int json;
+	int stop_after_claiming;	/* tests: stop_pfn is set */
 };
 
 static volatile sig_atomic_t stopping, reread_target;
+
+/* --stop-after-claiming: the frame, and whether the daemon stopped yet */
+static uint64_t stop_pfn;
+static bool stopped_once;
+
+/*
+ * For tests of a host that stops in the middle of a drop (a debugger, a
+ * SIGSTOP, a host swapping the daemon out): stop once, holding the claim
+ * on @stop_pfn and on the rest of its run, until SIGCONT.  The guest
+ * spins on any of these frames meanwhile and must say so.
+ */
+static void stop_when_claimed(struct table *t, uint64_t pfn, uint64_t len)
+{
+	(void)t;
+	if (stopped_once || stop_pfn < pfn || stop_pfn - pfn >= len)
+		return;
+	stopped_once = true;
+	fprintf(stderr, "pagehintd: stopping with frames %" PRIu64 "-%" PRIu64
+		" claimed (--stop-after-claiming %" PRIu64 ")\n", pfn, pfn + len - 1, stop_pfn);
+	raise(SIGSTOP);
+	fprintf(stderr, "pagehintd: continued; releasing frames %" PRIu64 "-%" PRIu64 "\n",
+		pfn, pfn + len - 1);
+}
 
 static void on_signal(int sig)
 {
@@ -444,6 +470,8 @@ static int cmd_run(const struct options *o)
 		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
 			strerror(errno));
 	table_recover_busy(&t);
+	if (o->stop_after_claiming)
+		t.claimed = stop_when_claimed;
 	/* before QMP: a boot attached already has used this epoch */
 	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
@@ -564,6 +592,7 @@ static void usage(FILE *f)
 		"                        [--rate-mib-s N] [--max-punches-s N] [--status-ms N]\n"
 		"                        [--json]\n"
 		"                        [--target-mib N | --target-file FILE | --chaos]\n"
+		"                        [--stop-after-claiming PFN]   (for tests)\n"
 		"       pagehintd status --table FILE --ram FILE [--json]\n"
 		"       pagehintd table-size --mem-mib N\n");
 }
@@ -614,6 +643,7 @@ int main(int argc, char **argv)
 		{ "target-mib", required_argument, NULL, 'T' },
 		{ "target-file", required_argument, NULL, 'F' },
 		{ "chaos", no_argument, NULL, 'C' },
+		{ "stop-after-claiming", required_argument, NULL, 'S' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -624,7 +654,7 @@ int main(int argc, char **argv)
 		const char *cmd, *takes;
 	} commands[] = {
 		{ "init", "trmf" },
-		{ "run", "trqpilPsTFCj" },
+		{ "run", "trqpilPsTFCSj" },
 		{ "status", "trj" },
 		{ "table-size", "m" },
 	};
@@ -704,6 +734,12 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			o.chaos = 1;
+			break;
+		case 'S':
+			if (parse_number(optarg, "stop-after-claiming", 0, MAX_PFN, &target))
+				return 2;
+			stop_pfn = target;
+			o.stop_after_claiming = 1;
 			break;
 		case 'f':
 			o.force = 1;

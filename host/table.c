@@ -645,6 +645,8 @@ static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t le
 	uint64_t i;
 	int ret = 0;
 
+	if (t->claimed)
+		t->claimed(t, pfn, len);
 	*dropped = table_attached(t);
 	if (*dropped) {
 		ret = punch(t, pfn, len) ? -errno : 0;

@@ -28,6 +28,11 @@ struct table {
 	struct {
 		uint64_t dropped_unused, dropped_volatile, punch_calls, cas_lost;
 	} host;
+	/*
+	 * When set, called with frames claimed and not yet punched: a test
+	 * stops the daemon there, holding the claims (--stop-after-claiming).
+	 */
+	void (*claimed)(struct table *t, uint64_t pfn, uint64_t len);
 };
 
 /* Per-state frame counts from one pass over the table. */

@@ -147,6 +147,8 @@ static void test_milliseconds_that_overflow(void **state)
 	       "--ram", d->ram, "--status-ms", "4294967296", NULL);
 	expect(d, 2, "--max-punches-s 0 is out of range (1 to 10000000)", "run", "--table",
 	       d->table, "--ram", d->ram, "--max-punches-s", "0", NULL);
+	expect(d, 2, "--stop-after-claiming wants a decimal number, not '0x10'", "run",
+	       "--table", d->table, "--ram", d->ram, "--stop-after-claiming", "0x10", NULL);
 }
 
 static void test_options_a_command_does_not_take(void **state)
@@ -157,6 +159,8 @@ static void test_options_a_command_does_not_take(void **state)
 	       "--mem-mib", "64", "--chaos", NULL);
 	expect(d, 2, "status does not take --qmp", "status", "--table", d->table, "--ram", d->ram,
 	       "--qmp", "/nonexistent", NULL);
+	expect(d, 2, "status does not take --stop-after-claiming", "status", "--table", d->table,
+	       "--ram", d->ram, "--stop-after-claiming", "1", NULL);
 	expect(d, 2, "unknown command 'frob'", "frob", "--mem-mib", "1", NULL);
 }
 

@@ -726,6 +726,43 @@ static void test_drop_run_stops_after_detach(void **state)
 	table_close(&t);
 }
 
+/* The claimed hook: every frame of the run is held, then the guest detaches. */
+static void detach_while_claimed(struct table *t, uint64_t pfn, uint64_t len)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		assert_true(t->states[pfn + i] & PAGEHINT_BUSY);
+	t->hdr->guest_epoch = 0;
+}
+
+/*
+ * The window that the re-read of the epoch closes: the guest detaches
+ * after the host claimed a run and before it punches it.
+ */
+static void test_drop_run_detach_between_claim_and_punch(void **state)
+{
+	struct files *f = *state;
+	struct table t;
+	uint64_t pfn;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	for (pfn = 0; pfn < 8; pfn++)
+		fill_frame(t.ram_fd, pfn, 0x5a);
+	memset(t.states, PAGEHINT_VOLATILE, 8);
+	attach_guest(&t);
+	t.claimed = detach_while_claimed;
+
+	assert_int_equal(table_drop_run(&t, PAGEHINT_VOLATILE, 0, 8), 0);
+	for (pfn = 0; pfn < 8; pfn++) {
+		assert_int_equal(frame_byte(t.ram_fd, pfn), 0x5a);
+		assert_int_equal(t.states[pfn], PAGEHINT_VOLATILE);
+	}
+	assert_int_equal(le64toh(t.hdr->host.punch_calls), 0);
+	table_close(&t);
+}
+
 static void test_recover_busy(void **state)
 {
 	struct files *f = *state;
@@ -1134,6 +1171,8 @@ int main(void)
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_drop_run_stops_after_detach, setup_files,
 						teardown_files),
+		cmocka_unit_test_setup_teardown(test_drop_run_detach_between_claim_and_punch,
+						setup_files, teardown_files),
 		cmocka_unit_test_setup_teardown(test_recover_busy, setup_files, teardown_files),
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_unused_drop, setup_files,
 						teardown_files),
