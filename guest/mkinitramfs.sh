@@ -29,8 +29,13 @@ cp "$top/build/disks/data.sha256" "$stage/data.sha256"
 mkdir -p "$stage/boot"
 cp "$obj/arch/x86/boot/bzImage" "$stage/boot/bzImage"
 
+# The programs that read the page-state table take its layout from the
+# series' own header.
+inc=$top/build/initramfs-$variant-include
+mkdir -p "$inc/linux"
+cp "$top/build/linux/include/uapi/linux/pagehint.h" "$inc/linux/"
 for src in "$top"/guest/tests/*.c; do
-	gcc -static -O2 -Wall -Wextra -Werror -o "$stage/tests/$(basename "$src" .c)" "$src"
+	gcc -static -O2 -Wall -Wextra -Werror -I"$inc" -o "$stage/tests/$(basename "$src" .c)" "$src"
 done
 
 # The kernel's own selftests/mm programs that the selftests-mm plan runs.

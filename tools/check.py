@@ -479,6 +479,95 @@ def kexec_late_daemon():
         guestlog.evaluate(result, 'boot kexec-late-daemon', starts=2, attached=True)
 
 
+# How long pagehintd stays stopped while it holds a claim (issue 13).
+BUSY_HOLD_S = 20
+DAEMON_STOPPED = 'pagehintd: stopping with frames '
+BUSY_HOLD_INTACT = 'held busy, dropped and read again: the page is intact'
+
+
+def process_stopped(pid):
+    """Whether the process is in the stopped state (SIGSTOP)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] == 'T'
+    except (OSError, IndexError):
+        return False
+
+
+# The guest's wait for a frame the host holds busy (drivers/virt/pagehint/
+# table.c), and how many samples in a row must find a vCPU there: one
+# could be a wait that ends at once.
+BUSY_WAIT_FUNCTION = 'pagehint_wait_while_busy'
+SPIN_SAMPLES = 3
+
+
+def busy_waiter_seen(guest, samples):
+    """Whether some vCPU is in the busy wait SAMPLES times in a row."""
+    try:
+        return all(any(p.startswith(BUSY_WAIT_FUNCTION + '+') for p in guest.vcpu_places())
+                   for _ in range(samples))
+    except (OSError, ValueError):
+        return False
+
+
+def busy_hold():
+    """pagehintd stopped (SIGSTOP) for BUSY_HOLD_S s while it holds the
+    claim on the frame of a page the guest reads: the guest CPU spins, says
+    so, and reads the page intact once the host lets it go.  The daemon
+    stops itself right after the claim (--stop-after-claiming) and gets
+    SIGCONT BUSY_HOLD_S s after a vCPU is seen in the wait: the order of
+    events decides, never the machine's speed."""
+    name = 'hinting: pagehintd stopped %d s holding a claim; the guest waited and read ' \
+           'its page intact' % BUSY_HOLD_S
+    # The reading CPU spins with interrupts off all that time; the guest's
+    # RCU stall detector (21 s) would race the SIGCONT.
+    guest = vm.Guest('busy-hold', plan='busy-hold', timeout=480, daemon_args=['--chaos'],
+                     daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300')
+    stopped = False
+    frame, held = None, 0.0
+    try:
+        guest.start()
+        wait_for(lambda: re.search(r'mark: busy-hold pfn \d+', guest.read('tap.log'))
+                 or guest.proc.poll() is not None, 300)
+        m = re.search(r'mark: busy-hold pfn (\d+)', guest.read('tap.log'))
+        if m and guest.proc.poll() is None:
+            frame = m.group(1)
+            guest.daemon_args += ['--stop-after-claiming', frame]
+            daemon = guest.start_daemon()
+            stopped = wait_for(lambda: process_stopped(daemon.pid) or daemon.poll() is not None,
+                               300, step=0.05) and daemon.poll() is None
+            # The waiting CPU has interrupts off (the folio's state lock):
+            # its report reaches the console only once the wait ends.  So
+            # the hold counts from when a vCPU is seen in the wait.
+            spinning = stopped and wait_for(lambda: busy_waiter_seen(guest, SPIN_SAMPLES)
+                                            or guest.proc.poll() is not None, 300, step=0.1)
+            if spinning and guest.proc.poll() is None:
+                since = time.monotonic()
+                time.sleep(BUSY_HOLD_S)
+                held = time.monotonic() - since
+        if guest.daemon and guest.daemon.poll() is None:
+            guest.daemon.send_signal(signal.SIGCONT)
+        result = guest.wait()
+    finally:
+        if guest.daemon and guest.daemon.poll() is None:
+            guest.daemon.send_signal(signal.SIGCONT)
+        guest.cleanup()
+    log = result.read('pagehintd.log')
+    intact = BUSY_HOLD_INTACT in result.tap
+    # only after the wait: what the console says once the page came back
+    said = guestlog.BUSY_TOO_LONG in result.console
+    detail = ('frame %s; pagehintd %s; %s; the guest %s; %s'
+              % (frame or '(never named)', 'stopped' if stopped else 'never stopped',
+                 'a vCPU waited in %s, held %.0f s' % (BUSY_WAIT_FUNCTION, held) if held
+                 else 'no vCPU was seen waiting',
+                 'said it waited' if said else 'never said it waited',
+                 'its page read back intact' if intact else 'no "%s"' % BUSY_HOLD_INTACT))
+    return [(name, stopped and bool(held) and said and intact and DAEMON_STOPPED in log and
+             'pagehintd: continued; releasing' in log, detail)] + \
+        guestlog.evaluate(result, 'boot busy-hold', expected_console=[guestlog.BUSY_TOO_LONG],
+                          attached=True)
+
+
 GUEST_REMOVED = 'page hinting off: the device is going away'
 
 
@@ -529,6 +618,7 @@ def stage_hinting():
     results += hinted_boot('kexec', kexec_scenario, daemon_args=['--chaos'], starts=2,
                            timeout=480)
     results += kexec_late_daemon()
+    results += busy_hold()
     results += daemon_resumes_stopped_guest()
     results += hinted_boot('daemon-restart', daemon_restart_scenario)
     results += hinted_boot('daemon-restart', daemon_died_claiming_scenario,

@@ -97,6 +97,7 @@ class Guest:
         # None: no pagehintd; else the arguments for "pagehintd run"
         self.daemon_args = daemon_args
         self.daemon = None
+        self.symbols = None             # SymbolMap, read when first needed
         # QEMU runs as for a daemon, but the caller starts it (start_daemon)
         self.daemon_later = daemon_later
         self.before_qemu = before_qemu  # called with the guest once its files exist
@@ -257,22 +258,27 @@ class Guest:
         self.keep_logs(result)
         return result
 
+    def vcpu_places(self):
+        """Where each vCPU is now: function+offset, by the kernel's
+        System.map.  Raises OSError or ValueError without a monitor."""
+        if self.symbols is None:
+            self.symbols = SymbolMap(os.path.join(BUILD, 'obj-' + self.variant, 'System.map'))
+        text = qmp_hmp(self.path('monitor.sock'), 'info registers -a')
+        return [self.symbols.name(int(rip, 16))
+                for rip in re.findall(r'RIP=([0-9a-f]{16})', text)]
+
     def hang_report(self, samples=5):
         """Before a hung guest is killed: where each vCPU is, a few times
-        over, named by the kernel's System.map, into hang.txt.  A guest
-        that spins shows the same functions every time."""
-        lines, regs = [], []
+        over, into hang.txt.  A guest that spins shows the same functions
+        every time."""
+        lines = []
         try:
-            for _ in range(samples):
-                regs.append(qmp_hmp(self.path('monitor.sock'), 'info registers -a'))
+            for i in range(samples):
+                lines.append('sample %d: %s' % (i, ', '.join(
+                    'cpu%d %s' % (cpu, place) for cpu, place in enumerate(self.vcpu_places()))))
                 time.sleep(0.2)
         except (OSError, ValueError) as e:
             lines.append('no vCPU registers: %s' % e)
-        symbols = SymbolMap(os.path.join(BUILD, 'obj-' + self.variant, 'System.map'))
-        for i, text in enumerate(regs):
-            rips = re.findall(r'RIP=([0-9a-f]{16})', text)
-            lines.append('sample %d: %s' % (i, ', '.join(
-                'cpu%d %s' % (cpu, symbols.name(int(rip, 16))) for cpu, rip in enumerate(rips))))
         with open(self.path('hang.txt'), 'w') as f:
             f.write('\n'.join(lines) + '\n')
 
