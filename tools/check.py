@@ -594,8 +594,7 @@ def unplug_scenario(guest):
     vm.qmp_hmp(monitor, 'object_add memory-backend-file,id=pagestates-again,size=%d,'
                'mem-path=%s,share=on' % (os.path.getsize(guest.path('table')),
                                         guest.path('table')))
-    vm.qmp_hmp(monitor, 'device_add ' + vm.TABLE_DEVICE.replace('memdev=pagestates',
-                                                                'memdev=pagestates-again'))
+    vm.qmp_hmp(monitor, 'device_add ' + vm.table_device('pagestates-again'))
     if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
                     or guest.proc.poll() is not None, guest.timeout):
         return [(name, False, 'the plan never ended')]

@@ -127,7 +127,7 @@ class Guest:
                % (os.path.getsize(self.path('table')), self.path('table')),
                # on a root port of its own, so that a test can unplug it
                '-device', 'pcie-root-port,id=%s,chassis=1' % TABLE_PORT,
-               '-device', TABLE_DEVICE,
+               '-device', table_device(),
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
                '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
                '-drive', 'file=%s,if=virtio,format=raw,readonly=on'
@@ -328,9 +328,14 @@ def exit_on_sigterm():
         signal.signal(sig, handler)
 
 
-# The table's ivshmem device, as plugged at start and again by a test
+# The hot-pluggable PCIe port of the table's ivshmem device
 TABLE_PORT = 'pagehint-port'
-TABLE_DEVICE = 'ivshmem-plain,id=pagehint,memdev=pagestates,bus=%s' % TABLE_PORT
+
+
+def table_device(memdev='pagestates'):
+    """The ivshmem-plain device that shows the guest its table, on its own
+    hot-pluggable port; MEMDEV names the memory backend of the table file."""
+    return 'ivshmem-plain,id=pagehint,memdev=%s,bus=%s' % (memdev, TABLE_PORT)
 
 
 def qmp_hmp(sock_path, command, timeout=5):
