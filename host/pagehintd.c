@@ -80,13 +80,15 @@ static bool stopped_once;
 /*
  * For tests of a host that stops in the middle of a drop (a debugger, a
  * SIGSTOP, a host swapping the daemon out): stop once, holding the claim
- * on @stop_pfn and on the rest of its run, until SIGCONT.  The guest
- * spins on any of these frames meanwhile and must say so.
+ * on volatile frame @stop_pfn and on the rest of its run, until SIGCONT.
+ * The guest spins on any of these frames meanwhile and must say so.  Only
+ * a volatile claim: the test reads the frame's page, and an unused claim
+ * would stop the daemon for a frame the test is not waiting for.
  */
-static void stop_when_claimed(struct table *t, uint64_t pfn, uint64_t len)
+static void stop_when_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
 {
 	(void)t;
-	if (stopped_once || stop_pfn < pfn || stop_pfn - pfn >= len)
+	if (stopped_once || want != PAGEHINT_VOLATILE || stop_pfn < pfn || stop_pfn - pfn >= len)
 		return;
 	stopped_once = true;
 	fprintf(stderr, "pagehintd: stopping with frames %" PRIu64 "-%" PRIu64
@@ -470,8 +472,15 @@ static int cmd_run(const struct options *o)
 		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
 			strerror(errno));
 	table_recover_busy(&t);
-	if (o->stop_after_claiming)
+	if (o->stop_after_claiming) {
+		if (!table_has_frame(&t, stop_pfn)) {
+			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
+				" is not a frame of the guest's RAM\n", stop_pfn);
+			table_close(&t);
+			return 1;
+		}
 		t.claimed = stop_when_claimed;
+	}
 	/* before QMP: a boot attached already has used this epoch */
 	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
@@ -592,7 +601,7 @@ static void usage(FILE *f)
 		"                        [--rate-mib-s N] [--max-punches-s N] [--status-ms N]\n"
 		"                        [--json]\n"
 		"                        [--target-mib N | --target-file FILE | --chaos]\n"
-		"                        [--stop-after-claiming PFN]   (for tests)\n"
+		"                        [--stop-after-claiming PFN]   (tests: stop holding it)\n"
 		"       pagehintd status --table FILE --ram FILE [--json]\n"
 		"       pagehintd table-size --mem-mib N\n");
 }

@@ -605,6 +605,11 @@ static uint64_t file_offset(const struct table *t, uint64_t pfn)
 	return UINT64_MAX;
 }
 
+bool table_has_frame(const struct table *t, uint64_t pfn)
+{
+	return pfn < t->nr_frames && file_offset(t, pfn) != UINT64_MAX;
+}
+
 /*
  * The host's counters are its own, in private memory; the header gets a
  * copy for the guest and for tests to read, and is never read back.
@@ -646,7 +651,7 @@ static int drop_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t le
 	int ret = 0;
 
 	if (t->claimed)
-		t->claimed(t, pfn, len);
+		t->claimed(t, want, pfn, len);
 	*dropped = table_attached(t);
 	if (*dropped) {
 		ret = punch(t, pfn, len) ? -errno : 0;

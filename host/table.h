@@ -29,10 +29,11 @@ struct table {
 		uint64_t dropped_unused, dropped_volatile, punch_calls, cas_lost;
 	} host;
 	/*
-	 * When set, called with frames claimed and not yet punched: a test
-	 * stops the daemon there, holding the claims (--stop-after-claiming).
+	 * When set, called with frames claimed from state @want and not yet
+	 * punched: a test stops the daemon there, holding the claims
+	 * (--stop-after-claiming).
 	 */
-	void (*claimed)(struct table *t, uint64_t pfn, uint64_t len);
+	void (*claimed)(struct table *t, uint8_t want, uint64_t pfn, uint64_t len);
 };
 
 /* Per-state frame counts from one pass over the table. */
@@ -76,6 +77,9 @@ void table_count(const struct table *t, struct table_counts *c);
  * file.  Returns the run's length (0: none left) and moves *pfn to its
  * first frame.
  */
+/* Whether @pfn is a frame of the guest's RAM (in the table and in a range). */
+bool table_has_frame(const struct table *t, uint64_t pfn);
+
 uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 			uint64_t max_frames);
 

@@ -495,19 +495,31 @@ def process_stopped(pid):
 
 
 # The guest's wait for a frame the host holds busy (drivers/virt/pagehint/
-# table.c), and how many samples in a row must find a vCPU there: one
-# could be a wait that ends at once.
-BUSY_WAIT_FUNCTION = 'pagehint_wait_while_busy'
+# table.c), and the functions of the take-back path it may be inlined
+# into; how many samples in a row must find a vCPU there: one could be a
+# wait that ends at once.
+BUSY_WAIT_FUNCTIONS = ('pagehint_wait_while_busy', 'pagehint_frame_make_stable_if_present',
+                       'pagehint_set_stable_if_present')
 SPIN_SAMPLES = 3
 
 
-def busy_waiter_seen(guest, samples):
-    """Whether some vCPU is in the busy wait SAMPLES times in a row."""
+def busy_waiter_seen(guest, samples, why):
+    """Whether some vCPU is in the busy wait SAMPLES times in a row; WHY
+    (a list) gets the last error."""
     try:
-        return all(any(p.startswith(BUSY_WAIT_FUNCTION + '+') for p in guest.vcpu_places())
+        return all(any(p.split('+')[0] in BUSY_WAIT_FUNCTIONS
+                       for p in guest.vcpu_places(need_symbols=True))
                    for _ in range(samples))
-    except (OSError, ValueError):
+    except (OSError, ValueError) as e:
+        why[:] = [str(e)]
         return False
+
+
+def continue_if_stopped(daemon):
+    """SIGCONT for a daemon that stopped after the test let it go: it
+    must never be left stopped."""
+    if daemon.poll() is None and process_stopped(daemon.pid):
+        daemon.send_signal(signal.SIGCONT)
 
 
 def busy_hold():
@@ -521,15 +533,17 @@ def busy_hold():
            'its page intact' % BUSY_HOLD_S
     # The reading CPU spins with interrupts off all that time; the guest's
     # RCU stall detector (21 s) would race the SIGCONT.
-    guest = vm.Guest('busy-hold', plan='busy-hold', timeout=480, daemon_args=['--chaos'],
+    # Each wait below is bounded (300 s) and the guest's timeout covers them.
+    guest = vm.Guest('busy-hold', plan='busy-hold', timeout=1200, daemon_args=['--chaos'],
                      daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300')
+    mark = re.compile(r'mark: busy-hold pfn (\d+)\n')   # the whole line, not its first digits
     stopped = False
-    frame, held = None, 0.0
+    frame, held, why = None, 0.0, []
     try:
         guest.start()
-        wait_for(lambda: re.search(r'mark: busy-hold pfn \d+', guest.read('tap.log'))
-                 or guest.proc.poll() is not None, 300)
-        m = re.search(r'mark: busy-hold pfn (\d+)', guest.read('tap.log'))
+        wait_for(lambda: mark.search(guest.read('tap.log')) or guest.proc.poll() is not None,
+                 300)
+        m = mark.search(guest.read('tap.log'))
         if m and guest.proc.poll() is None:
             frame = m.group(1)
             guest.daemon_args += ['--stop-after-claiming', frame]
@@ -539,15 +553,18 @@ def busy_hold():
             # The waiting CPU has interrupts off (the folio's state lock):
             # its report reaches the console only once the wait ends.  So
             # the hold counts from when a vCPU is seen in the wait.
-            spinning = stopped and wait_for(lambda: busy_waiter_seen(guest, SPIN_SAMPLES)
+            spinning = stopped and wait_for(lambda: busy_waiter_seen(guest, SPIN_SAMPLES, why)
                                             or guest.proc.poll() is not None, 300, step=0.1)
             if spinning and guest.proc.poll() is None:
                 since = time.monotonic()
                 time.sleep(BUSY_HOLD_S)
                 held = time.monotonic() - since
-        if guest.daemon and guest.daemon.poll() is None:
-            guest.daemon.send_signal(signal.SIGCONT)
-        result = guest.wait()
+        if guest.daemon:
+            continue_if_stopped(guest.daemon)
+            daemon = guest.daemon
+            result = guest.wait(tick=lambda: continue_if_stopped(daemon))
+        else:
+            result = guest.wait()
     finally:
         if guest.daemon and guest.daemon.poll() is None:
             guest.daemon.send_signal(signal.SIGCONT)
@@ -556,13 +573,15 @@ def busy_hold():
     intact = BUSY_HOLD_INTACT in result.tap
     # only after the wait: what the console says once the page came back
     said = guestlog.BUSY_TOO_LONG in result.console
+    run = re.search(DAEMON_STOPPED + r'(\d+-\d+)', log)
     detail = ('frame %s; pagehintd %s; %s; the guest %s; %s'
-              % (frame or '(never named)', 'stopped' if stopped else 'never stopped',
-                 'a vCPU waited in %s, held %.0f s' % (BUSY_WAIT_FUNCTION, held) if held
-                 else 'no vCPU was seen waiting',
+              % (frame or '(never named)',
+                 'stopped holding frames %s' % run.group(1) if run else 'never stopped',
+                 'a vCPU waited, held %.0f s more' % held if held
+                 else 'no vCPU was seen waiting' + (' (%s)' % why[0] if why else ''),
                  'said it waited' if said else 'never said it waited',
                  'its page read back intact' if intact else 'no "%s"' % BUSY_HOLD_INTACT))
-    return [(name, stopped and bool(held) and said and intact and DAEMON_STOPPED in log and
+    return [(name, stopped and bool(held) and said and intact and bool(run) and
              'pagehintd: continued; releasing' in log, detail)] + \
         guestlog.evaluate(result, 'boot busy-hold', expected_console=[guestlog.BUSY_TOO_LONG],
                           attached=True)

@@ -195,9 +195,16 @@ class Guest:
         return self.daemon
 
     def stop_daemon(self, sig=signal.SIGTERM):
+        """Signal pagehintd and wait for it; SIGCONT too, so that a daemon a
+        test left stopped acts on the signal, and SIGKILL if it does not."""
         if self.daemon and self.daemon.poll() is None:
             self.daemon.send_signal(sig)
-            self.daemon.wait()
+            self.daemon.send_signal(signal.SIGCONT)
+            try:
+                self.daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
         return self.daemon.returncode if self.daemon else None
 
     def read(self, name):
@@ -258,11 +265,15 @@ class Guest:
         self.keep_logs(result)
         return result
 
-    def vcpu_places(self):
+    def vcpu_places(self, need_symbols=False):
         """Where each vCPU is now: function+offset, by the kernel's
-        System.map.  Raises OSError or ValueError without a monitor."""
+        System.map (bare addresses without one, or ValueError if
+        NEED_SYMBOLS).  Raises OSError or ValueError without a monitor."""
+        path = os.path.join(BUILD, 'obj-' + self.variant, 'System.map')
         if self.symbols is None:
-            self.symbols = SymbolMap(os.path.join(BUILD, 'obj-' + self.variant, 'System.map'))
+            self.symbols = SymbolMap(path)
+        if need_symbols and not self.symbols.addrs:
+            raise ValueError('no kernel symbols in %s' % path)
         text = qmp_hmp(self.path('monitor.sock'), 'info registers -a')
         return [self.symbols.name(int(rip, 16))
                 for rip in re.findall(r'RIP=([0-9a-f]{16})', text)]

@@ -176,6 +176,22 @@ static void test_target_file_not_regular(void **state)
 	       "--target-file", d->path, NULL);
 }
 
+/* A frame the table does not have would never be claimed: refused at once. */
+static void test_stop_after_claiming_no_such_frame(void **state)
+{
+	struct dir *d = *state;
+	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
+			 NULL };
+	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram,
+			 "--stop-after-claiming", "16384", NULL };
+	char err[4096] = "";
+
+	assert_int_equal(run(init, err, sizeof(err)), 0);
+	assert_int_equal(run(argv, err, sizeof(err)), 1);
+	if (!strstr(err, "--stop-after-claiming 16384 is not a frame of the guest's RAM"))
+		fail_msg("unexpected: %s", err);
+}
+
 /*
  * SIGTERM ends an hour-long wait at once, and the hour is no int overflow
  * (usleep(3600000 * 1000) was undefined; the sanitized daemon aborted).
@@ -230,6 +246,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_options_a_command_does_not_take, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_target_file_not_regular, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stop_after_claiming_no_such_frame, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_sigterm_ends_a_long_wait, setup_dir,
 						teardown_dir),

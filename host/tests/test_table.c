@@ -127,6 +127,13 @@ static void test_q35_layout_above_4g(void **state)
 	assert_int_equal(t.ranges[1].first_pfn, 4 * GiB / 4096);
 	assert_int_equal(t.ranges[1].file_offset, 2 * GiB);
 	assert_int_equal(t.nr_frames, 6 * GiB / 4096);
+	/* the PCI hole between the ranges, and past the end, are no frames */
+	assert_true(table_has_frame(&t, 2 * GiB / 4096 - 1));
+	assert_false(table_has_frame(&t, 2 * GiB / 4096));
+	assert_false(table_has_frame(&t, 4 * GiB / 4096 - 1));
+	assert_true(table_has_frame(&t, 4 * GiB / 4096));
+	assert_true(table_has_frame(&t, 6 * GiB / 4096 - 1));
+	assert_false(table_has_frame(&t, 6 * GiB / 4096));
 }
 
 static void test_bad_ram_size(void **state)
@@ -727,12 +734,12 @@ static void test_drop_run_stops_after_detach(void **state)
 }
 
 /* The claimed hook: every frame of the run is held, then the guest detaches. */
-static void detach_while_claimed(struct table *t, uint64_t pfn, uint64_t len)
+static void detach_while_claimed(struct table *t, uint8_t want, uint64_t pfn, uint64_t len)
 {
 	uint64_t i;
 
 	for (i = 0; i < len; i++)
-		assert_true(t->states[pfn + i] & PAGEHINT_BUSY);
+		assert_int_equal(t->states[pfn + i], PAGEHINT_BUSY | want);
 	t->hdr->guest_epoch = 0;
 }
 
