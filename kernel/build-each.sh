@@ -48,7 +48,8 @@ for commit in $(git -C "$tree" rev-list --reverse pristine..HEAD); do
 done
 
 off=$each/off.config
-printf '# CONFIG_%s is not set\n' PAGE_STATES_VOLATILE PAGE_STATES_DEBUG >"$off"
+printf '# CONFIG_%s is not set\n' PAGE_STATES_VOLATILE PAGE_STATES_DEBUG \
+	PAGE_STATES_KUNIT_TEST >"$off"
 build "the series, CONFIG_PAGE_STATES_VOLATILE off" BUILD_FRAGMENT="$off"
 printf '# CONFIG_%s is not set\n' PAGE_STATES PAGE_STATES_VOLATILE PAGE_STATES_DEBUG \
 	PAGEHINT_IVSHMEM PAGE_STATES_KUNIT_TEST PAGEHINT_KUNIT_TEST >"$off"

@@ -42,14 +42,33 @@ static long meminfo_kib(const char *field)
 	return kib;
 }
 
+/* At most this many polls of 10 ms for the swap writes to complete. */
+#define WRITEBACK_POLLS	6000
+
+/*
+ * Wait until no page is under writeback: a folio being written to swap
+ * cannot be dropped from the swap cache yet, and a squeeze would pass it
+ * by however long the write takes.  Bounded by a count: a write that never
+ * ends leaves the folios in the swap cache, and the caller's counts of
+ * pages read from swap show it.
+ */
+static void wait_for_writeback(void)
+{
+	int polls;
+
+	for (polls = 0; polls < WRITEBACK_POLLS && meminfo_kib("Writeback:") > 0; polls++)
+		usleep(10000);
+}
+
 /*
  * MADV_PAGEOUT writes the memory to swap, but the folios stay in the swap
- * cache, where a read would find them.  Touching about as much memory as
- * is left makes reclaim drop those clean folios, so that the check really
- * reads the data back from the swap device.  Reclaim takes page cache
- * before swap cache, so squeeze again while much of it is still there (a
- * few times at most: what stays is read from the swap cache, which the
- * caller's counts of pages read from swap will show).
+ * cache, where a read would find them.  Once the writes are done,
+ * touching about as much memory as is left makes reclaim drop those
+ * clean folios, so that the check really reads the data back from the
+ * swap device.  Reclaim takes page cache before swap cache, so squeeze
+ * again while much of it is still there (a few times at most: what stays
+ * is read from the swap cache, which the caller's counts of pages read
+ * from swap will show).
  */
 static int push_to_swap(void *mem, size_t len)
 {
@@ -62,8 +81,11 @@ static int push_to_swap(void *mem, size_t len)
 		return -1;
 	}
 	for (round = 0; round < 4; round++) {
-		long avail = meminfo_kib("MemAvailable:");
-		long cached = meminfo_kib("SwapCached:");
+		long avail, cached;
+
+		wait_for_writeback();
+		avail = meminfo_kib("MemAvailable:");
+		cached = meminfo_kib("SwapCached:");
 
 		if (cached >= 0 && (size_t)cached * 1024 < len / 64)
 			break;
