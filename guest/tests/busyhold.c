@@ -21,134 +21,20 @@
  * the frame makes the test fail, not hang.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <endian.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/pagehint.h>
+#include "guest-tests.h"
 
-#define PAGE		4096
+#define PAGE		GUEST_PAGE
 #define POLL_US		10000
 #define MAX_POLLS	30000	/* 5 minutes at 10 ms, within the boot's timeout */
 #define WAIT_REPORT_S	10	/* the guest's report of a long wait (table.c) */
-#define RESULTS_FD	3	/* init's results port (tap.log on the host) */
-#define PCI_DEVICES	"/sys/bus/pci/devices"
-
-/* A /proc/vmstat counter, -1 if there is none. */
-static long vmstat(const char *name)
-{
-	char key[64];
-	long value;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", key, &value) == 2) {
-		if (!strcmp(key, name)) {
-			fclose(f);
-			return value;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
-/* The frame that holds the page at @addr, 0 if it is not present. */
-static uint64_t frame_of(const void *addr)
-{
-	uint64_t entry = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &entry, sizeof(entry), (uintptr_t)addr / PAGE * sizeof(entry)) !=
-	    sizeof(entry))
-		entry = 0;
-	close(fd);
-	/* bit 63: present; bits 0-54: the frame (0 without CAP_SYS_ADMIN) */
-	return entry >> 63 ? entry & ((1ULL << 55) - 1) : 0;
-}
-
-static int read_hex(const char *dir, const char *name, unsigned int *value)
-{
-	char path[512];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", PCI_DEVICES, dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%x", value) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
-/* ivshmem's shared BAR, the page-state table, mapped read-only; NULL: none. */
-static const uint8_t *map_table(size_t *size)
-{
-	unsigned int vendor, device;
-	const uint8_t *table = NULL;
-	struct dirent *e;
-	char path[512];
-	struct stat st;
-	DIR *d = opendir(PCI_DEVICES);
-	void *map;
-	int fd;
-
-	if (!d) {
-		perror(PCI_DEVICES);
-		return NULL;
-	}
-	while (!table && (e = readdir(d))) {
-		if (read_hex(e->d_name, "vendor", &vendor) ||
-		    read_hex(e->d_name, "device", &device) ||
-		    vendor != 0x1af4 || device != 0x1110)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/resource2", PCI_DEVICES, e->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0) {
-			perror(path);
-			break;
-		}
-		map = MAP_FAILED;
-		if (!fstat(fd, &st) && st.st_size >= PAGEHINT_HEADER_SIZE)
-			map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-		close(fd);
-		if (map == MAP_FAILED) {
-			fprintf(stderr, "busyhold: cannot map %s\n", path);
-			break;
-		}
-		table = map;
-		*size = st.st_size;
-	}
-	closedir(d);
-	return table;
-}
-
-/* What is wrong with the table for frame @pfn, NULL if nothing. */
-static const char *check_table(const struct pagehint_header *hdr, size_t size, uint64_t pfn)
-{
-	if (le64toh(hdr->magic) != PAGEHINT_MAGIC)
-		return "no page-state table in the BAR (bad magic)";
-	if (le32toh(hdr->version) != PAGEHINT_VERSION ||
-	    le32toh(hdr->header_size) != PAGEHINT_HEADER_SIZE ||
-	    le32toh(hdr->page_size) != PAGE)
-		return "a table of another version, header or page size";
-	if (le64toh(hdr->table_size) > size ||
-	    le64toh(hdr->nr_frames) > size - PAGEHINT_HEADER_SIZE)
-		return "a table larger than its BAR";
-	if (pfn >= le64toh(hdr->nr_frames))
-		return "the table does not cover the page's frame";
-	return NULL;
-}
 
 static double thread_cpu_s(void)
 {
@@ -163,9 +49,6 @@ int main(int argc, char **argv)
 	static char before[PAGE], after[PAGE];
 	long busy_waits, refetched;
 	const volatile uint8_t *state;
-	const uint8_t *table;
-	size_t table_size = 0;
-	const char *wrong;
 	double waited;
 	uint64_t pfn;
 	char mark[64];
@@ -194,17 +77,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "busyhold: no frame for the page in /proc/self/pagemap\n");
 		return 1;
 	}
-	table = map_table(&table_size);
-	if (!table) {
-		fprintf(stderr, "busyhold: no ivshmem device with a page-state table\n");
+	state = frame_state(pfn, "busyhold");
+	if (!state)
 		return 1;
-	}
-	wrong = check_table((const void *)table, table_size, pfn);
-	if (wrong) {
-		fprintf(stderr, "busyhold: frame %llu: %s\n", (unsigned long long)pfn, wrong);
-		return 1;
-	}
-	state = table + PAGEHINT_HEADER_SIZE + pfn;
 
 	n = snprintf(mark, sizeof(mark), "mark: busy-hold pfn %llu\n", (unsigned long long)pfn);
 	if (write(RESULTS_FD, mark, n) != n) {

@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 #include <sys/swap.h>
 #include <unistd.h>
+#include "guest-tests.h"
 
 #define PAUSE_US	1500000	/* more than a few scans at 100 ms */
 #define HOLD_POLLS	3000	/* of 100 ms: a failing run gives up */
@@ -66,21 +67,6 @@ static void stamp(uint64_t *words, size_t page, uint64_t round)
 
 	for (i = page * per_page; i < (page + 1) * per_page; i++)
 		words[i] = pattern(round, i);
-}
-
-/* A /proc/vmstat counter, -1 if there is none. */
-static long vmstat(const char *name)
-{
-	char key[64];
-	long value, found = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %ld", key, &value) == 2)
-		if (!strcmp(key, name))
-			found = value;
-	if (f)
-		fclose(f);
-	return found;
 }
 
 static long check(const uint64_t *words, size_t pages, const uint64_t *rounds,
