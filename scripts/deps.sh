@@ -8,6 +8,8 @@ set -eu
 
 packages=(
 	linux-source-6.12	# the guest kernel the series applies to
+	linux-config-6.12	# Debian's own configs: does the page flag fit? (kernel/distro-flags.sh)
+	xz-utils
 	gcc make flex bison bc libelf-dev libssl-dev dwarves
 	cpio ccache python3
 	qemu-system-x86		# TCG (or KVM where it works) guest

@@ -123,6 +123,13 @@ def stage_series():
         results.append(('series: checkpatch --strict ' + patch, not problems and p.returncode == 0,
                         ' / '.join(problems[:3])))
     shutil.rmtree(scratch)
+    # The page flag against a distribution's configuration, not only the
+    # tinyconfig-based guest's (kernel/distro-flags.sh says why).
+    p = run_cmd([os.path.join(TOP, 'kernel', 'distro-flags.sh')])
+    layout = [l.strip() for l in p.stdout.splitlines() if re.search(r'flags \(PG_|bits used', l)]
+    results.append(("series: PG_cache_volatile fits page->flags with Debian's amd64 config",
+                    p.returncode == 0 and 'distro-flags: PG_cache_volatile fits' in p.stdout,
+                    ' / '.join(layout) if p.returncode == 0 else p.stdout.strip()[-600:]))
     return results
 
 
