@@ -53,13 +53,21 @@
 #define DEFAULT_PUNCHES_S	20000UL
 #define MAX_PUNCHES_S		10000000UL
 
-enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC };
+enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
+
+/*
+ * The aged policy looks AGE_PASSES times per --age-ms (every 10 ms at
+ * most), and gives back a frame seen unused that many times in a row.
+ */
+#define AGE_PASSES		16
+#define MIN_AGE_INTERVAL_MS	10
 
 struct options {
 	const char *table, *ram, *qmp;
 	unsigned long mem_mib;
 	enum policy policy;
 	unsigned long interval_ms;	/* periodic: between passes */
+	unsigned long age_ms;		/* aged: how long a frame stays unused first */
 	unsigned long rate_mib_s;	/* 0: unlimited */
 	unsigned long max_punches_s;	/* fallocate() calls a second, at most */
 	unsigned long status_ms;	/* 0: no status */
@@ -435,7 +443,13 @@ static int cmd_run(const struct options *o)
 	/* fallocate() calls: what a guest can make the daemon spend, bounded */
 	double call_tokens = o->max_punches_s;
 	long target_mib = o->chaos ? 0 : o->target_mib;
+	struct giveback_ages ages = { 0 };
+	unsigned long pass_ms = o->policy == POLICY_PERIODIC ? o->interval_ms :
+				o->policy == POLICY_AGED ? o->age_ms / AGE_PASSES : 0;
 	int ret = 0;
+
+	if (o->policy == POLICY_AGED && pass_ms < MIN_AGE_INTERVAL_MS)
+		pass_ms = MIN_AGE_INTERVAL_MS;
 
 	/*
 	 * Handlers first: a SIGHUP or SIGTERM during setup must not kill the
@@ -472,6 +486,12 @@ static int cmd_run(const struct options *o)
 		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
 			strerror(errno));
 	table_recover_busy(&t);
+	if (o->policy == POLICY_AGED &&
+	    giveback_ages_init(&ages, t.nr_frames, o->age_ms / pass_ms)) {
+		fprintf(stderr, "pagehintd: no memory for the frames' ages\n");
+		table_close(&t);
+		return 1;
+	}
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
 			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
@@ -496,8 +516,7 @@ static int cmd_run(const struct options *o)
 	while (!stopping) {
 		double now = now_s();
 		uint64_t budget = UINT64_MAX;
-		int wait_ms = o->policy == POLICY_PERIODIC ? (int)o->interval_ms :
-			      o->chaos ? 1 : 10;
+		int wait_ms = pass_ms ? (int)pass_ms : o->chaos ? 1 : 10;
 
 		/* at most one second's worth of either at once */
 		call_tokens += (now - last_refill) * o->max_punches_s;
@@ -516,10 +535,10 @@ static int cmd_run(const struct options *o)
 				report_target(target_mib);
 		}
 		report_attach(&t, &reboot, now);
-		if (o->policy == POLICY_IMMEDIATE || now - last_pass >= o->interval_ms / 1000.0) {
+		if (!pass_ms || now - last_pass >= pass_ms / 1000.0) {
 			struct giveback_pass done;
 
-			if (giveback_pass(&t, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
+			if (giveback_pass(&t, ages.state ? &ages : NULL, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
 					  target_mib < 0 ? GIVEBACK_NO_TARGET :
 					  target_mib * (long long)MiB, &stopping, &done)) {
 				fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
@@ -563,6 +582,7 @@ static int cmd_run(const struct options *o)
 	if (o->status_ms)
 		report(&t, o->json, start, true);
 	qmp_close(&q);
+	giveback_ages_free(&ages);
 	table_close(&t);
 	return ret;
 }
@@ -597,7 +617,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N [--force]\n"
 		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
-		"                        [--policy immediate|periodic] [--interval-ms N]\n"
+		"                        [--policy immediate|periodic|aged] [--interval-ms N]\n"
+		"                        [--age-ms N]\n"
 		"                        [--rate-mib-s N] [--max-punches-s N] [--status-ms N]\n"
 		"                        [--json]\n"
 		"                        [--target-mib N | --target-file FILE | --chaos]\n"
@@ -646,6 +667,7 @@ int main(int argc, char **argv)
 		{ "qmp", required_argument, NULL, 'q' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "interval-ms", required_argument, NULL, 'i' },
+		{ "age-ms", required_argument, NULL, 'a' },
 		{ "rate-mib-s", required_argument, NULL, 'l' },
 		{ "max-punches-s", required_argument, NULL, 'P' },
 		{ "status-ms", required_argument, NULL, 's' },
@@ -663,11 +685,11 @@ int main(int argc, char **argv)
 		const char *cmd, *takes;
 	} commands[] = {
 		{ "init", "trmf" },
-		{ "run", "trqpilPsTFCSj" },
+		{ "run", "trqpialPsTFCSj" },
 		{ "status", "trj" },
 		{ "table-size", "m" },
 	};
-	struct options o = { .interval_ms = 1000, .target_mib = -1,
+	struct options o = { .interval_ms = 1000, .age_ms = 2000, .target_mib = -1,
 			     .max_punches_s = DEFAULT_PUNCHES_S };
 	const char *cmd, *takes = NULL;
 	unsigned long target;
@@ -712,6 +734,8 @@ int main(int argc, char **argv)
 				o.policy = POLICY_IMMEDIATE;
 			} else if (!strcmp(optarg, "periodic")) {
 				o.policy = POLICY_PERIODIC;
+			} else if (!strcmp(optarg, "aged")) {
+				o.policy = POLICY_AGED;
 			} else {
 				fprintf(stderr, "pagehintd: unknown policy '%s'\n", optarg);
 				return 2;
@@ -719,6 +743,10 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			if (parse_number(optarg, "interval-ms", 1, MAX_MS, &o.interval_ms))
+				return 2;
+			break;
+		case 'a':
+			if (parse_number(optarg, "age-ms", 1, MAX_MS, &o.age_ms))
 				return 2;
 			break;
 		case 'l':
@@ -792,7 +820,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
-		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic, no --rate-mib-s\n");
+		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic or aged, no --rate-mib-s\n");
 		return 2;
 	}
 	return !strcmp(cmd, "run") ? cmd_run(&o) : cmd_status(&o);

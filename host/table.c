@@ -569,8 +569,20 @@ void table_count(const struct table *t, struct table_counts *c)
 	}
 }
 
-uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
-			uint64_t max_frames)
+uint8_t table_state(const struct table *t, uint64_t pfn)
+{
+	return load_state(&t->states[pfn]);
+}
+
+/* Frame @p is in state @want, and old enough if @passes says how old. */
+static bool run_frame(const struct table *t, uint8_t want, uint64_t p, const uint8_t *passes,
+		      unsigned int min_passes)
+{
+	return load_state(&t->states[p]) == want && (!passes || passes[p] >= min_passes);
+}
+
+uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
+			     uint64_t max_frames, const uint8_t *passes, unsigned int min_passes)
 {
 	unsigned int r;
 
@@ -580,10 +592,10 @@ uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 		uint64_t p = *pfn > first ? *pfn : first, len;
 
 		for (; p < end; p++) {
-			if (load_state(&t->states[p]) != want)
+			if (!run_frame(t, want, p, passes, min_passes))
 				continue;
 			for (len = 1; p + len < end && len < max_frames &&
-			     load_state(&t->states[p + len]) == want; len++)
+			     run_frame(t, want, p + len, passes, min_passes); len++)
 				;
 			*pfn = p;
 			return len;
@@ -591,6 +603,12 @@ uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 	}
 	*pfn = t->nr_frames;
 	return 0;
+}
+
+uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
+			uint64_t max_frames)
+{
+	return table_next_run_aged(t, want, pfn, max_frames, NULL, 0);
 }
 
 static uint64_t file_offset(const struct table *t, uint64_t pfn)

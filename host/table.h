@@ -82,6 +82,15 @@ bool table_has_frame(const struct table *t, uint64_t pfn);
 
 uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 			uint64_t max_frames);
+/*
+ * The same, for frames that have also been in @want for @min_passes passes
+ * or more by @passes (one byte per frame, kept by the caller).
+ */
+uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
+			     uint64_t max_frames, const uint8_t *passes, unsigned int min_passes);
+
+/* One read of frame @pfn's state byte (a frame of the table). */
+uint8_t table_state(const struct table *t, uint64_t pfn);
 
 /*
  * Give back the memory of the run found by table_next_run: claim each

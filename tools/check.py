@@ -638,6 +638,9 @@ def stage_hinting():
     """Integration: guest, table and pagehintd together."""
     results = []
     results += hinted_boot('give-back', give_back_scenario)
+    # The aged policy gives back the same memory, a couple of seconds later.
+    results += hinted_boot('give-back', give_back_scenario, name='give-back-aged',
+                           daemon_args=['--policy', 'aged', '--age-ms', '2000'])
     results += hinted_boot('stress', stress_scenario)
     results += hinted_boot('reboot', None, starts=2, resets=1)
     results += hinted_boot('kexec', kexec_scenario, daemon_args=['--chaos'], starts=2,

@@ -149,6 +149,12 @@ static void test_milliseconds_that_overflow(void **state)
 	       d->table, "--ram", d->ram, "--max-punches-s", "0", NULL);
 	expect(d, 2, "--stop-after-claiming wants a decimal number, not '0x10'", "run",
 	       "--table", d->table, "--ram", d->ram, "--stop-after-claiming", "0x10", NULL);
+	expect(d, 2, "--age-ms 0 is out of range", "run", "--table", d->table, "--ram", d->ram,
+	       "--policy", "aged", "--age-ms", "0", NULL);
+	expect(d, 2, "--chaos drops at once: no --policy periodic or aged", "run", "--table",
+	       d->table, "--ram", d->ram, "--policy", "aged", "--chaos", NULL);
+	expect(d, 2, "unknown policy 'oldest'", "run", "--table", d->table, "--ram", d->ram,
+	       "--policy", "oldest", NULL);
 }
 
 static void test_options_a_command_does_not_take(void **state)

@@ -76,7 +76,7 @@ static int teardown(void **state)
 static int pass(struct fixture *f, uint64_t budget, long long target_bytes,
 		const volatile sig_atomic_t *stop, struct giveback_pass *done)
 {
-	return giveback_pass(&f->t, budget, UINT64_MAX, target_bytes, stop, done);
+	return giveback_pass(&f->t, NULL, budget, UINT64_MAX, target_bytes, stop, done);
 }
 
 static uint8_t frame_byte(struct fixture *f, uint64_t pfn)
@@ -215,18 +215,99 @@ static void test_call_budget_bounds_a_checkerboard(void **state)
 	memset(f->t.states + STABLE_END, PAGEHINT_STABLE, UNUSED_END - STABLE_END);
 	for (pfn = STABLE_END; pfn < UNUSED_END; pfn += 2)
 		f->t.states[pfn] = PAGEHINT_UNUSED;		/* 128 isolated frames */
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 50, GIVEBACK_NO_TARGET, &not_stopping,
-				       &done), 0);
+	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 50, GIVEBACK_NO_TARGET,
+				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 50);
 	assert_int_equal(done.unused, 50);
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 0, GIVEBACK_NO_TARGET, &not_stopping,
-				       &done), 0);
+	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 0, GIVEBACK_NO_TARGET,
+				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 0);
 	assert_int_equal(done.unused, 0);
-	assert_int_equal(giveback_pass(&f->t, UINT64_MAX, 1000, GIVEBACK_NO_TARGET, &not_stopping,
-				       &done), 0);
+	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 1000, GIVEBACK_NO_TARGET,
+				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 78);
 	assert_int_equal(done.unused, 78);
+}
+
+/* An aged pass with no limits: frames given back into *@done. */
+static void aged_pass(struct fixture *f, struct giveback_ages *ages, long long target_bytes,
+		      struct giveback_pass *done)
+{
+	assert_int_equal(giveback_pass(&f->t, ages, UINT64_MAX, UINT64_MAX, target_bytes,
+				       &not_stopping, done), 0);
+}
+
+/* An unused frame goes once it has been seen unused min_unused passes in a row. */
+static void test_aged_unused_waits_its_passes(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_ages ages;
+	struct giveback_pass done;
+	int pass;
+
+	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, 3), 0);
+	/* first seen, then 1 and 2 passes old */
+	for (pass = 0; pass < 3; pass++) {
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+		assert_int_equal(done.unused, 0);
+	}
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
+	assert_int_equal(done.volatile_, 0);
+	giveback_ages_free(&ages);
+}
+
+/*
+ * A frame the guest takes back and frees again between passes starts
+ * its wait again: it was not idle for the whole age.
+ */
+static void test_aged_frame_taken_back_waits_again(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_ages ages;
+	struct giveback_pass done;
+	int pass;
+
+	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, 3), 0);
+	for (pass = 0; pass < 3; pass++)
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	memset(f->t.states + 300, PAGEHINT_STABLE, 10);
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	assert_int_equal(done.unused, UNUSED_END - STABLE_END - 10);
+	memset(f->t.states + 300, PAGEHINT_UNUSED, 10);
+	for (pass = 0; pass < 3; pass++) {
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+		assert_int_equal(done.unused, 0);
+	}
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	assert_int_equal(done.unused, 10);
+	giveback_ages_free(&ages);
+}
+
+/* Under a target, the volatile frames that have been volatile longest go first. */
+static void test_aged_target_takes_oldest_volatile(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_ages ages;
+	struct giveback_pass done;
+	uint64_t pfn, held;
+	int pass;
+
+	/* unused frames never old enough: only volatile ones go */
+	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, GIVEBACK_MAX_PASSES), 0);
+	/* the upper half volatile for 5 passes, the lower half only from now on */
+	memset(f->t.states + UNUSED_END, PAGEHINT_STABLE, (FRAMES - UNUSED_END) / 2);
+	for (pass = 0; pass < 5; pass++)
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	memset(f->t.states + UNUSED_END, PAGEHINT_VOLATILE, (FRAMES - UNUSED_END) / 2);
+	held = ram_resident(&f->t);
+	aged_pass(f, &ages, held - 128 * 4096, &done);
+	assert_int_equal(done.unused, 0);
+	assert_int_equal(done.volatile_, 128);
+	for (pfn = UNUSED_END; pfn < FRAMES; pfn++)
+		if (f->t.states[pfn] & PAGEHINT_DISCARDED)
+			assert_true(pfn >= UNUSED_END + (FRAMES - UNUSED_END) / 2);
+	giveback_ages_free(&ages);
 }
 
 int main(void)
@@ -245,6 +326,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detached_guest_gets_nothing_dropped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stop_flag_ends_the_pass, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aged_unused_waits_its_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aged_frame_taken_back_waits_again, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_aged_target_takes_oldest_volatile, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
