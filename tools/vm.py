@@ -128,10 +128,17 @@ class Guest:
                # on a root port of its own, so that a test can unplug it
                '-device', 'pcie-root-port,id=%s,chassis=1' % TABLE_PORT,
                '-device', table_device(),
-               '-drive', 'file=%s,if=virtio,format=raw' % self.path('data.img'),
-               '-drive', 'file=%s,if=virtio,format=raw' % self.path('swap.img'),
-               '-drive', 'file=%s,if=virtio,format=raw,readonly=on'
+               # vda, vdb, vdc in this order.  The swap disk without
+               # indirect descriptors: under memory pressure the guest
+               # allocates their tables with GFP_ATOMIC for every swap
+               # write, and a failure warns (then falls back).
+               '-drive', 'file=%s,if=none,id=data,format=raw' % self.path('data.img'),
+               '-device', 'virtio-blk-pci,drive=data',
+               '-drive', 'file=%s,if=none,id=swap,format=raw' % self.path('swap.img'),
+               '-device', 'virtio-blk-pci,drive=swap,indirect_desc=off',
+               '-drive', 'file=%s,if=none,id=erofs,format=raw,readonly=on'
                % os.path.join(self.disks_dir, 'data.erofs'),
+               '-device', 'virtio-blk-pci,drive=erofs',
                '-kernel', kernel_image(self.variant),
                '-initrd', initramfs(self.variant),
                '-append', append.strip(),
