@@ -70,7 +70,6 @@
 #define DM_NAME_STR	"pagehint-faultretry"
 #define SWAP_NODE	"/tmp/faultretry-swap"
 #define DROPPED		(PAGEHINT_VOLATILE | PAGEHINT_DISCARDED)
-#define PM_SWAP		(1ULL << 62)	/* pagemap: the page is in swap */
 #define KPF_WRITEBACK	(1ULL << 8)	/* kpageflags: under writeback */
 
 enum round { ROUND_PASSED, ROUND_FAILED, ROUND_INCONCLUSIVE };
@@ -160,16 +159,7 @@ static int write_swap_header(int fd, uint64_t pages)
 
 static int in_swap(const void *addr)
 {
-	uint64_t entry = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &entry, sizeof(entry), (uintptr_t)addr / PAGE * sizeof(entry)) !=
-	    sizeof(entry))
-		entry = 0;
-	close(fd);
-	return !!(entry & PM_SWAP);
+	return !!(pagemap_entry(addr) & PM_SWAP);
 }
 
 /* /proc/kpageflags of frame @pfn, 0 if unknown */

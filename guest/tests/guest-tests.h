@@ -51,8 +51,12 @@ static inline long vmstat(const char *name)
 	return -1;
 }
 
-/* The frame that holds the page at @addr, 0 if it is not present. */
-static inline uint64_t frame_of(const void *addr)
+#define PM_PRESENT	(1ULL << 63)	/* pagemap: the page is in memory */
+#define PM_SWAP		(1ULL << 62)	/* pagemap: the page is in swap */
+#define PM_PFN_MASK	((1ULL << 55) - 1)	/* 0 without CAP_SYS_ADMIN */
+
+/* /proc/self/pagemap's entry for the page at @addr, 0 if unknown. */
+static inline uint64_t pagemap_entry(const void *addr)
 {
 	uint64_t entry = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY);
@@ -63,8 +67,15 @@ static inline uint64_t frame_of(const void *addr)
 	    sizeof(entry))
 		entry = 0;
 	close(fd);
-	/* bit 63: present; bits 0-54: the frame (0 without CAP_SYS_ADMIN) */
-	return entry >> 63 ? entry & ((1ULL << 55) - 1) : 0;
+	return entry;
+}
+
+/* The frame that holds the page at @addr, 0 if it is not present. */
+static inline uint64_t frame_of(const void *addr)
+{
+	uint64_t entry = pagemap_entry(addr);
+
+	return entry & PM_PRESENT ? entry & PM_PFN_MASK : 0;
 }
 
 static inline int pci_read_hex(const char *dir, const char *name, unsigned int *value)
