@@ -1,59 +1,156 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "giveback.h"
 
-#define MAX_RUN		512	/* frames per punch: 2 MiB */
+#define MAX_RUN		PAGEHINT_CHUNK_FRAMES	/* frames per punch: 2 MiB */
+/*
+ * The aged policy stamps frames with a 16-bit pass number.  Every this many
+ * passes, stamps older than GIVEBACK_MAX_PASSES are brought forward to that
+ * age, so that no age ever wraps.
+ */
+#define STAMP_CLAMP	(1U << 15)
+#define NOT_READ	0xff		/* a state no frame's age counts from */
 
-int giveback_ages_init(struct giveback_ages *a, uint64_t nr_frames, unsigned int min_unused)
+static uint64_t map_words(uint64_t nr_chunks)
 {
-	a->state = calloc(nr_frames ? nr_frames : 1, 1);
-	a->passes = calloc(nr_frames ? nr_frames : 1, 1);
-	a->nr_frames = nr_frames;
-	a->min_unused = min_unused > GIVEBACK_MAX_PASSES ? GIVEBACK_MAX_PASSES : min_unused;
-	if (!a->state || !a->passes) {
-		giveback_ages_free(a);
+	return (nr_chunks + 63) / 64;
+}
+
+static bool chunk_test(const uint64_t *map, uint64_t c)
+{
+	return map[c / 64] >> (c % 64) & 1;
+}
+
+static void chunk_assign(uint64_t *map, uint64_t c, bool on)
+{
+	if (on)
+		map[c / 64] |= 1ULL << (c % 64);
+	else
+		map[c / 64] &= ~(1ULL << (c % 64));
+}
+
+int giveback_init(struct giveback *g, const struct table *t, bool aged, unsigned int min_unused)
+{
+	uint64_t words = map_words(t->nr_chunks), frames = t->nr_frames ? t->nr_frames : 1;
+
+	memset(g, 0, sizeof(*g));
+	g->nr_chunks = t->nr_chunks;
+	g->changed = calloc(words ? words : 1, sizeof(uint64_t));
+	g->unused_left = calloc(words ? words : 1, sizeof(uint64_t));
+	g->volatile_left = calloc(words ? words : 1, sizeof(uint64_t));
+	if (aged) {
+		g->state = malloc(frames);
+		g->since = calloc(frames, sizeof(*g->since));
+		g->last_read = calloc(t->nr_chunks ? t->nr_chunks : 1, sizeof(*g->last_read));
+		if (g->state)
+			memset(g->state, NOT_READ, frames);
+	}
+	g->min_unused = min_unused > GIVEBACK_MAX_PASSES ? GIVEBACK_MAX_PASSES : min_unused;
+	if (!g->changed || !g->unused_left || !g->volatile_left ||
+	    (aged && (!g->state || !g->since || !g->last_read))) {
+		giveback_free(g);
 		errno = ENOMEM;
 		return -1;
 	}
 	return 0;
 }
 
-void giveback_ages_free(struct giveback_ages *a)
+void giveback_free(struct giveback *g)
 {
-	free(a->state);
-	free(a->passes);
-	a->state = a->passes = NULL;
+	free(g->changed);
+	free(g->unused_left);
+	free(g->volatile_left);
+	free(g->state);
+	free(g->since);
+	free(g->last_read);
+	memset(g, 0, sizeof(*g));
+}
+
+/* How many passes frame @p has been in its state, up to GIVEBACK_MAX_PASSES. */
+static unsigned int frame_age(const struct giveback *g, uint64_t p)
+{
+	uint16_t age = g->pass - g->since[p];
+
+	return age > GIVEBACK_MAX_PASSES ? GIVEBACK_MAX_PASSES : age;
+}
+
+static void clamp_stamps(struct giveback *g, uint64_t nr_frames)
+{
+	uint64_t p;
+
+	for (p = 0; p < nr_frames; p++)
+		if (frame_age(g, p) == GIVEBACK_MAX_PASSES)
+			g->since[p] = g->pass - GIVEBACK_MAX_PASSES;
+	/* long unread stays long unread, never "read in the last pass" */
+	for (p = 0; p < g->nr_chunks; p++)
+		if ((uint16_t)(g->pass - g->last_read[p]) > GIVEBACK_MAX_PASSES)
+			g->last_read[p] = g->pass - GIVEBACK_MAX_PASSES;
 }
 
 /*
- * One read of every frame's state: a frame in the state it had at the last
- * pass is a pass older; any other starts again at 0.  Also counts the
- * volatile frames of each age into @volatile_by_age.
+ * The frames of chunk @c that are guest RAM, as [*first, *end) in range
+ * @r; false when range @r has none.  A chunk is 2 MiB aligned, like the
+ * q35 ranges, but the code does not count on it.
  */
-static void age_frames(const struct table *t, struct giveback_ages *a,
+static bool chunk_span(const struct table *t, uint64_t c, unsigned int r, uint64_t *first,
+		       uint64_t *end)
+{
+	uint64_t lo = c << PAGEHINT_CHUNK_SHIFT, hi = lo + PAGEHINT_CHUNK_FRAMES;
+	uint64_t rlo = t->ranges[r].first_pfn, rhi = rlo + t->ranges[r].nr_frames;
+
+	*first = lo > rlo ? lo : rlo;
+	*end = hi < rhi ? hi : rhi;
+	return *first < *end;
+}
+
+/*
+ * One read of each frame of chunk @c: note which states it holds, and
+ * with the aged policy, how long each frame has held its state.
+ */
+static void read_chunk(const struct table *t, struct giveback *g, uint64_t c, bool named,
 		       uint64_t volatile_by_age[GIVEBACK_MAX_PASSES + 1])
 {
+	bool unused = false, volatile_ = false, restamp = false;
+	uint64_t p, end;
 	unsigned int r;
-	uint64_t p;
+
+	/*
+	 * A chunk the summary names that was not read in the last pass may
+	 * have had any frame taken back and given up again meanwhile, for
+	 * all we know: its unused and volatile frames start their ages now.
+	 * One the summary does not name had no frame become unused or
+	 * volatile since it was read, so the ages of those that still are
+	 * hold.
+	 */
+	if (g->state) {
+		restamp = named && g->last_read[c] != (uint16_t)(g->pass - 1);
+		g->last_read[c] = g->pass;
+	}
 
 	for (r = 0; r < t->nr_ranges; r++) {
-		uint64_t end = t->ranges[r].first_pfn + t->ranges[r].nr_frames;
-
-		for (p = t->ranges[r].first_pfn; p < end && p < a->nr_frames; p++) {
+		if (!chunk_span(t, c, r, &p, &end))
+			continue;
+		for (; p < end; p++) {
 			uint8_t s = table_state(t, p);
 
-			if (s != a->state[p]) {
-				a->state[p] = s;
-				a->passes[p] = 0;
-			} else if (a->passes[p] < GIVEBACK_MAX_PASSES) {
-				a->passes[p]++;
+			unused |= s == PAGEHINT_UNUSED;
+			volatile_ |= s == PAGEHINT_VOLATILE;
+			if (!g->state)
+				continue;
+			if (s != g->state[p] ||
+			    (restamp && (s == PAGEHINT_UNUSED || s == PAGEHINT_VOLATILE))) {
+				g->state[p] = s;
+				g->since[p] = g->pass;
 			}
 			if (s == PAGEHINT_VOLATILE)
-				volatile_by_age[a->passes[p]]++;
+				volatile_by_age[frame_age(g, p)]++;
 		}
 	}
+	chunk_assign(g->unused_left, c, unused);
+	chunk_assign(g->volatile_left, c, volatile_);
 }
 
 /* The youngest age at which the oldest volatile frames make up @frames. */
@@ -82,61 +179,171 @@ static uint64_t over_target(const struct table *t, long long target_bytes)
 	return held > (uint64_t)target_bytes ? (held - target_bytes + 4095) / 4096 : 0;
 }
 
-/*
- * Frames of @state, at least @min_passes old by @passes (NULL: any), while
- * above @target_bytes and while the daemon's punch calls stay below
- * @calls_end; adds to *@total.
- */
-static int drop_state(struct table *t, uint8_t state, const uint8_t *passes,
-		      unsigned int min_passes, uint64_t budget, uint64_t calls_end,
-		      long long target_bytes, const volatile sig_atomic_t *stop, uint64_t *total)
+/* Frame @p may go now: in state @want and, aged, at least @min_age old. */
+static bool candidate(const struct table *t, const struct giveback *g, uint8_t want,
+		      uint64_t p, unsigned int min_age)
 {
-	uint64_t pfn = 0, len, done = 0, over;
+	if (table_state(t, p) != want)
+		return false;
+	return !g->state || (g->state[p] == want && frame_age(g, p) >= min_age);
+}
+
+/* What one pass may still spend, and what it gave back. */
+struct spend {
+	uint64_t budget, calls_end;
+	long long target_bytes;
+	const volatile sig_atomic_t *stop;
+	uint64_t *total;
+};
+
+static bool may_spend(const struct table *t, const struct spend *s, uint64_t done)
+{
+	return done < s->budget && t->host.punch_calls < s->calls_end && !*s->stop &&
+	       table_attached(t);
+}
+
+/*
+ * Give back the frames of chunk @c that are @want and @min_age old, while
+ * above the target and within the budget; *@done counts the frames given
+ * back by the whole pass.
+ */
+static int drop_chunk(struct table *t, const struct giveback *g, uint64_t c, uint8_t want,
+		      unsigned int min_age, const struct spend *s, uint64_t *done)
+{
+	uint64_t p, end, len, over;
+	unsigned int r;
 	int64_t n;
 
-	while (done < budget && t->host.punch_calls < calls_end && !*stop && table_attached(t) &&
-	       (over = over_target(t, target_bytes)) &&
-	       (len = table_next_run_aged(t, state, &pfn, MAX_RUN, passes, min_passes))) {
-		if (len > budget - done)
-			len = budget - done;
-		if (len > over)
-			len = over;
-		n = table_drop_run(t, state, pfn, len);
-		if (n < 0)
-			return -1;
-		done += n;
-		*total += n;
-		pfn += len;
+	for (r = 0; r < t->nr_ranges; r++) {
+		if (!chunk_span(t, c, r, &p, &end))
+			continue;
+		for (; p < end; p += len) {
+			if (!candidate(t, g, want, p, min_age)) {
+				len = 1;
+				continue;
+			}
+			for (len = 1; p + len < end && len < MAX_RUN &&
+			     candidate(t, g, want, p + len, min_age); len++)
+				;
+			if (!may_spend(t, s, *done) || !(over = over_target(t, s->target_bytes)))
+				return 0;
+			if (len > s->budget - *done)
+				len = s->budget - *done;
+			if (len > over)
+				len = over;
+			n = table_drop_run(t, want, p, len);
+			if (n < 0)
+				return -1;
+			*done += n;
+			*s->total += n;
+		}
 	}
 	return 0;
 }
 
-int giveback_pass(struct table *t, struct giveback_ages *ages, uint64_t budget,
-		  uint64_t call_budget, long long target_bytes, const volatile sig_atomic_t *stop,
+/* Every chunk of @map, in order, while the pass may spend. */
+static int drop_chunks(struct table *t, const struct giveback *g, const uint64_t *map,
+		       uint8_t want, unsigned int min_age, const struct spend *s, uint64_t *done)
+{
+	uint64_t c;
+
+	for (c = 0; c < g->nr_chunks; c++) {
+		if (!(map[c / 64] >> (c % 64))) {
+			c |= 63;	/* the rest of this word is clear */
+			continue;
+		}
+		if (!chunk_test(map, c))
+			continue;
+		if (!may_spend(t, s, *done))
+			break;
+		if (drop_chunk(t, g, c, want, min_age, s, done))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A guest that attached since the last pass (a new boot, the device bound
+ * again, or this daemon new) may have changed any frame while the host
+ * looked away, and its states have nothing to do with the ages kept:
+ * read every chunk, from scratch.
+ */
+static void guest_attached(const struct table *t, struct giveback *g)
+{
+	uint64_t w, words = map_words(g->nr_chunks);
+
+	for (w = 0; w < words; w++)
+		g->changed[w] = ~0ULL;
+	if (g->nr_chunks % 64)
+		g->changed[words - 1] = (1ULL << (g->nr_chunks % 64)) - 1;
+	if (g->state)
+		memset(g->state, NOT_READ, t->nr_frames);
+}
+
+int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t call_budget,
+		  long long target_bytes, const volatile sig_atomic_t *stop,
 		  struct giveback_pass *done)
 {
 	uint64_t volatile_by_age[GIVEBACK_MAX_PASSES + 1] = { 0 };
-	uint64_t calls = t->host.punch_calls;
-	uint64_t calls_end = call_budget > UINT64_MAX - calls ? UINT64_MAX : calls + call_budget;
-	const uint8_t *passes = ages ? ages->passes : NULL;
-	unsigned int min_volatile = 0;
+	uint64_t calls = t->host.punch_calls, w, words = map_words(g->nr_chunks), epoch, n = 0;
+	struct spend s = {
+		.budget = budget,
+		.calls_end = call_budget > UINT64_MAX - calls ? UINT64_MAX : calls + call_budget,
+		.stop = stop,
+	};
+	bool want_volatile;
 	int ret;
 
-	done->unused = done->volatile_ = done->punch_calls = 0;
-	/* nothing to spend: not even the scan */
+	memset(done, 0, sizeof(*done));
+	/* a guest that attaches again, in the same epoch or not, is read afresh */
+	if (!table_attached(t)) {
+		g->epoch = 0;
+		return 0;
+	}
+	/* nothing to spend: not even the reads */
 	if (!call_budget || !budget)
 		return 0;
-	if (ages)
-		age_frames(t, ages, volatile_by_age);
-	ret = drop_state(t, PAGEHINT_UNUSED, passes, ages ? ages->min_unused : 0, budget,
-			 calls_end, GIVEBACK_NO_TARGET, stop, &done->unused);
-	if (!ret && target_bytes != GIVEBACK_NO_TARGET) {
-		if (ages)
+	/* only compared: a guest that flips it costs the host full reads, as before */
+	epoch = __atomic_load_n(&t->hdr->guest_epoch, __ATOMIC_RELAXED);
+	if (epoch != g->epoch) {
+		g->epoch = epoch;
+		guest_attached(t, g);
+	}
+	g->pass++;
+	if (g->state && !(g->pass % STAMP_CLAMP))
+		clamp_stamps(g, t->nr_frames);
+
+	table_take_changed(t, g->changed);
+	want_volatile = target_bytes != GIVEBACK_NO_TARGET && over_target(t, target_bytes);
+	for (w = 0; w < words; w++) {
+		uint64_t bits = g->changed[w] | g->unused_left[w];
+
+		if (want_volatile)
+			bits |= g->volatile_left[w];
+		uint64_t named = g->changed[w];
+
+		g->changed[w] = 0;
+		for (; bits; bits &= bits - 1) {
+			unsigned int b = __builtin_ctzll(bits);
+
+			read_chunk(t, g, w * 64 + b, named >> b & 1, volatile_by_age);
+			done->chunks_read++;
+		}
+	}
+
+	/* unused frames cost the guest nothing: all of them go, target or not */
+	s.total = &done->unused;
+	s.target_bytes = GIVEBACK_NO_TARGET;
+	ret = drop_chunks(t, g, g->unused_left, PAGEHINT_UNUSED, g->min_unused, &s, &n);
+	s.target_bytes = target_bytes;
+	if (!ret && want_volatile) {
+		unsigned int min_volatile = 0;
+
+		if (g->state)
 			min_volatile = oldest_volatile(volatile_by_age,
 						       over_target(t, target_bytes));
-		ret = drop_state(t, PAGEHINT_VOLATILE, passes, min_volatile,
-				 budget - done->unused, calls_end, target_bytes, stop,
-				 &done->volatile_);
+		s.total = &done->volatile_;
+		ret = drop_chunks(t, g, g->volatile_left, PAGEHINT_VOLATILE, min_volatile, &s, &n);
 	}
 	done->punch_calls = t->host.punch_calls - calls;
 	return ret;

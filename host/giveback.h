@@ -5,11 +5,17 @@
  * a zero page back), so all of them go.  Volatile frames cost a re-read
  * from the guest's disk, so they go only while the host holds more of the
  * guest than the target.  Stable frames are never touched.
+ *
+ * A pass reads the states of the chunks (2 MiB) that the guest's change
+ * summary names, and of those where an earlier pass left frames it may
+ * still give back, not the whole table: what a pass costs grows with what
+ * the guest changed, not with its size.
  */
 #ifndef PAGEHINT_GIVEBACK_H
 #define PAGEHINT_GIVEBACK_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "table.h"
@@ -18,44 +24,64 @@
 #define GIVEBACK_MAX_PASSES	255	/* an age saturates there */
 
 /*
- * The aged policy's memory, private to the daemon: for each frame, the
- * state it had at the last pass, and for how many passes in a row it has
- * had it (up to GIVEBACK_MAX_PASSES), from one read of its byte per pass.
- * An unused frame goes once it has been unused for min_unused passes, so
- * that a frame the guest frees and takes again soon costs the host no
- * punch and the guest no fault on a fresh zero page.  Under a target,
- * volatile frames go oldest first.
+ * What the daemon remembers between passes, in its private memory.
+ *
+ * Chunks, one bit each: those the next pass reads because an earlier one
+ * saw unused frames there that it did not give back (too young, or the
+ * budget ran out), and those where it saw volatile frames, read while the
+ * host is above its target.
+ *
+ * With the aged policy also, for each frame, the state it had when its
+ * chunk was last read and the pass at which it was first read in that
+ * state.  An unused frame goes once it has been unused for min_unused
+ * passes, so that a frame the guest frees and takes again soon costs the
+ * host no punch and the guest no fault on a fresh zero page.  Under a
+ * target, volatile frames go oldest first.  The summary names chunks where
+ * frames became unused or volatile, not those where they became stable,
+ * so a named chunk that was not read in the last pass has its unused and
+ * volatile frames start their ages again: any of them may have been taken
+ * back and given up meanwhile.
  */
-struct giveback_ages {
+struct giveback {
+	uint64_t nr_chunks;
+	uint64_t *changed;		/* named by the summary, or all: read them */
+	uint64_t *unused_left;		/* unused frames seen, not given back */
+	uint64_t *volatile_left;	/* volatile frames seen, not given back */
+	uint64_t epoch;			/* the guest's epoch at the last pass */
+	/* the aged policy only */
 	uint8_t *state;
-	uint8_t *passes;
-	uint64_t nr_frames;
+	uint16_t *since;
+	uint16_t *last_read;		/* per chunk: the pass that last read it */
+	uint16_t pass;
 	unsigned int min_unused;
 };
 
-/* Ages for a table of @nr_frames frames; 0 or -1 (errno ENOMEM). */
-int giveback_ages_init(struct giveback_ages *a, uint64_t nr_frames, unsigned int min_unused);
-void giveback_ages_free(struct giveback_ages *a);
+/*
+ * For a table @t; with @aged, unused frames wait @min_unused passes.  0, or
+ * -1 (errno ENOMEM).
+ */
+int giveback_init(struct giveback *g, const struct table *t, bool aged, unsigned int min_unused);
+void giveback_free(struct giveback *g);
 
 struct giveback_pass {
 	uint64_t unused, volatile_;	/* frames given back */
 	uint64_t punch_calls;		/* fallocate() calls it took */
+	uint64_t chunks_read;		/* chunks whose states it read */
 };
 
 /*
- * One pass over @t: every unused frame (with @ages, every one unused for
- * ages->min_unused passes), then volatile frames (with @ages, the oldest
- * first) while the RAM file holds more than @target_bytes
- * (GIVEBACK_NO_TARGET: none), at
- * most @budget frames in all, in at most @call_budget fallocate() calls
- * (what a guest can make the daemon spend: a checkerboard of unused
- * frames costs one call each).  With no call left it does not scan the
- * table either.  Stops early when *@stop becomes non-zero or the guest
- * detaches.  Returns 0, or -1 with errno from fallocate; @done counts
- * what was given back either way.
+ * One pass over @t: every unused frame (aged: every one unused for
+ * g->min_unused passes), then volatile frames (aged: the oldest first)
+ * while the RAM file holds more than @target_bytes (GIVEBACK_NO_TARGET:
+ * none), at most @budget frames in all, in at most @call_budget
+ * fallocate() calls (what a guest can make the daemon spend: a
+ * checkerboard of unused frames costs one call each).  With no call left
+ * it reads nothing either.  Stops early when *@stop becomes non-zero or
+ * the guest detaches.  Returns 0, or -1 with errno from fallocate; @done
+ * counts what was given back either way.
  */
-int giveback_pass(struct table *t, struct giveback_ages *ages, uint64_t budget,
-		  uint64_t call_budget, long long target_bytes, const volatile sig_atomic_t *stop,
+int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t call_budget,
+		  long long target_bytes, const volatile sig_atomic_t *stop,
 		  struct giveback_pass *done);
 
 #endif

@@ -57,7 +57,7 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
 /*
  * The aged policy looks AGE_PASSES times per --age-ms (every 10 ms at
- * most), and gives back a frame seen unused that many times in a row.
+ * most), and gives back a frame that has been unused for that many passes.
  */
 #define AGE_PASSES		16
 #define MIN_AGE_INTERVAL_MS	10
@@ -443,7 +443,7 @@ static int cmd_run(const struct options *o)
 	/* fallocate() calls: what a guest can make the daemon spend, bounded */
 	double call_tokens = o->max_punches_s;
 	long target_mib = o->chaos ? 0 : o->target_mib;
-	struct giveback_ages ages = { 0 };
+	struct giveback gb = { 0 };
 	unsigned long pass_ms = o->policy == POLICY_PERIODIC ? o->interval_ms :
 				o->policy == POLICY_AGED ? o->age_ms / AGE_PASSES : 0;
 	int ret = 0;
@@ -486,9 +486,9 @@ static int cmd_run(const struct options *o)
 		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
 			strerror(errno));
 	table_recover_busy(&t);
-	if (o->policy == POLICY_AGED &&
-	    giveback_ages_init(&ages, t.nr_frames, o->age_ms / pass_ms)) {
-		fprintf(stderr, "pagehintd: no memory for the frames' ages\n");
+	if (giveback_init(&gb, &t, o->policy == POLICY_AGED,
+			  o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0)) {
+		fprintf(stderr, "pagehintd: no memory for what it keeps between passes\n");
 		table_close(&t);
 		return 1;
 	}
@@ -496,6 +496,7 @@ static int cmd_run(const struct options *o)
 		if (!table_has_frame(&t, stop_pfn)) {
 			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
 				" is not a frame of the guest's RAM\n", stop_pfn);
+			giveback_free(&gb);
 			table_close(&t);
 			return 1;
 		}
@@ -505,6 +506,7 @@ static int cmd_run(const struct options *o)
 	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
 		qmp_close(&q);
+		giveback_free(&gb);
 		table_close(&t);
 		return 1;
 	}
@@ -538,7 +540,7 @@ static int cmd_run(const struct options *o)
 		if (!pass_ms || now - last_pass >= pass_ms / 1000.0) {
 			struct giveback_pass done;
 
-			if (giveback_pass(&t, ages.state ? &ages : NULL, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
+			if (giveback_pass(&t, &gb, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
 					  target_mib < 0 ? GIVEBACK_NO_TARGET :
 					  target_mib * (long long)MiB, &stopping, &done)) {
 				fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
@@ -582,7 +584,7 @@ static int cmd_run(const struct options *o)
 	if (o->status_ms)
 		report(&t, o->json, start, true);
 	qmp_close(&q);
-	giveback_ages_free(&ages);
+	giveback_free(&gb);
 	table_close(&t);
 	return ret;
 }

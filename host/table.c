@@ -72,6 +72,9 @@ int q35_layout(struct table *t, uint64_t ram_size)
 		t->ranges[1].file_offset = below;
 		t->nr_frames = t->ranges[1].first_pfn + t->ranges[1].nr_frames;
 	}
+	t->nr_chunks = (t->nr_frames + PAGEHINT_CHUNK_FRAMES - 1) >> PAGEHINT_CHUNK_SHIFT;
+	/* a page of its own after the states: the host's writes stay apart */
+	t->summary_offset = (PAGEHINT_HEADER_SIZE + t->nr_frames + 4095) & ~4095ULL;
 	return 0;
 }
 
@@ -83,7 +86,7 @@ size_t table_size_for(uint64_t ram_size)
 	if (q35_layout(&t, ram_size))
 		return 0;
 	/* ivshmem wants a power of two */
-	while (size < PAGEHINT_HEADER_SIZE + t.nr_frames)
+	while (size < t.summary_offset + PAGEHINT_SUMMARY_BYTES(t.nr_frames))
 		size <<= 1;
 	return size;
 }
@@ -101,6 +104,7 @@ int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		       uint64_t ram_size, char *err, size_t errlen)
 {
 	uint64_t nr_frames = le64toh(hdr->nr_frames);
+	uint64_t summary = le64toh(hdr->summary_offset);
 	uint32_t nr_ranges = le32toh(hdr->nr_ranges);
 	uint32_t i;
 
@@ -124,6 +128,11 @@ int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 	if (nr_frames > table_size - PAGEHINT_HEADER_SIZE)
 		return fail("table claims %llu frames but has room for %zu",
 			    (unsigned long long)nr_frames, table_size - PAGEHINT_HEADER_SIZE);
+	/* nr_frames < table_size: no sum wraps */
+	if (summary % 8 || summary < PAGEHINT_HEADER_SIZE + nr_frames || summary > table_size ||
+	    PAGEHINT_SUMMARY_BYTES(nr_frames) > table_size - summary)
+		return fail("table's change summary (at %#llx) is not between its states and its end",
+			    (unsigned long long)summary);
 	if (!nr_ranges || nr_ranges > PAGEHINT_MAX_RANGES)
 		return fail("table has %u RAM ranges (1 to %d allowed)", nr_ranges,
 			    PAGEHINT_MAX_RANGES);
@@ -180,7 +189,8 @@ static bool header_matches_layout(const struct pagehint_header *hdr, const struc
 {
 	unsigned int i;
 
-	if (le64toh(hdr->nr_frames) != t->nr_frames || le32toh(hdr->nr_ranges) != t->nr_ranges)
+	if (le64toh(hdr->nr_frames) != t->nr_frames || le32toh(hdr->nr_ranges) != t->nr_ranges ||
+	    le64toh(hdr->summary_offset) != t->summary_offset)
 		return false;
 	for (i = 0; i < t->nr_ranges; i++)
 		if (le64toh(hdr->ranges[i].first_pfn) != t->ranges[i].first_pfn ||
@@ -345,6 +355,7 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 	hdr->nr_ranges = htole32(t.nr_ranges);
 	hdr->nr_frames = htole64(t.nr_frames);
 	hdr->table_size = htole64(size);
+	hdr->summary_offset = htole64(t.summary_offset);
 	for (i = 0; i < t.nr_ranges; i++) {
 		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
 		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
@@ -457,6 +468,8 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 	if (table_check(&hdr, t, err, errlen))
 		goto out;
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
+	/* the host's own offset, checked against the copy above, never re-read */
+	t->summary = (uint64_t *)((char *)t->hdr + t->summary_offset);
 	return 0;
 
 out:
@@ -511,6 +524,7 @@ void table_reset(struct table *t)
 	while (epoch == old);
 	__atomic_store_n(&t->hdr->host_epoch, htole64(epoch), __ATOMIC_SEQ_CST);
 	memset(t->states, PAGEHINT_STABLE, t->nr_frames);
+	memset(t->summary, 0, PAGEHINT_SUMMARY_BYTES(t->nr_frames));
 	__atomic_store_n(&t->hdr->guest_epoch, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -574,15 +588,40 @@ uint8_t table_state(const struct table *t, uint64_t pfn)
 	return load_state(&t->states[pfn]);
 }
 
-/* Frame @p is in state @want, and old enough if @passes says how old. */
-static bool run_frame(const struct table *t, uint8_t want, uint64_t p, const uint8_t *passes,
-		      unsigned int min_passes)
+uint64_t table_take_changed(struct table *t, uint64_t *chunks)
 {
-	return load_state(&t->states[p]) == want && (!passes || passes[p] >= min_passes);
+	uint64_t w, words = PAGEHINT_SUMMARY_BYTES(t->nr_frames) / 8, taken = 0;
+	unsigned int tail = t->nr_chunks % 64;
+
+	for (w = 0; w < words; w++) {
+		uint64_t bits;
+
+		/* a plain read first: an idle guest's words stay shared */
+		if (!__atomic_load_n(&t->summary[w], __ATOMIC_RELAXED))
+			continue;
+		/*
+		 * With the fence below, the caller's reads of the states
+		 * come after the clear: pairs with the guest's
+		 * compare-and-swap before its test of the bit.
+		 */
+		bits = le64toh(__atomic_exchange_n(&t->summary[w], 0, __ATOMIC_SEQ_CST));
+		/* bits past the last chunk are the guest's nonsense */
+		if (w == words - 1 && tail)
+			bits &= (1ULL << tail) - 1;
+		chunks[w] |= bits;
+		taken += __builtin_popcountll(bits);
+	}
+	/*
+	 * The exchanges are sequentially consistent, but the caller's reads
+	 * of the states are only acquire loads, which C11 lets pass them on
+	 * some machines (not on x86): keep them after every clear.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return taken;
 }
 
-uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
-			     uint64_t max_frames, const uint8_t *passes, unsigned int min_passes)
+uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
+			uint64_t max_frames)
 {
 	unsigned int r;
 
@@ -592,10 +631,10 @@ uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
 		uint64_t p = *pfn > first ? *pfn : first, len;
 
 		for (; p < end; p++) {
-			if (!run_frame(t, want, p, passes, min_passes))
+			if (load_state(&t->states[p]) != want)
 				continue;
 			for (len = 1; p + len < end && len < max_frames &&
-			     run_frame(t, want, p + len, passes, min_passes); len++)
+			     load_state(&t->states[p + len]) == want; len++)
 				;
 			*pfn = p;
 			return len;
@@ -603,12 +642,6 @@ uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
 	}
 	*pfn = t->nr_frames;
 	return 0;
-}
-
-uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
-			uint64_t max_frames)
-{
-	return table_next_run_aged(t, want, pfn, max_frames, NULL, 0);
 }
 
 static uint64_t file_offset(const struct table *t, uint64_t pfn)

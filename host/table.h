@@ -17,9 +17,12 @@ struct table {
 	int ram_fd;
 	struct pagehint_header *hdr;
 	uint8_t *states;		/* hdr + header_size */
+	uint64_t *summary;		/* hdr + summary_offset: which chunks changed */
 	size_t table_size;		/* bytes mapped */
 	uint64_t ram_size;		/* bytes of the RAM file */
 	uint64_t nr_frames;
+	uint64_t nr_chunks;		/* of PAGEHINT_CHUNK_FRAMES frames, the last one partial */
+	uint64_t summary_offset;
 	unsigned int nr_ranges;
 	struct {
 		uint64_t first_pfn, nr_frames, file_offset;
@@ -71,26 +74,29 @@ bool table_attached(const struct table *t);
 void table_recover_busy(struct table *t);
 void table_count(const struct table *t, struct table_counts *c);
 
+/* Whether @pfn is a frame of the guest's RAM (in the table and in a range). */
+bool table_has_frame(const struct table *t, uint64_t pfn);
+
 /*
  * Find the next run of frames in state @want (without the DISCARDED bit)
  * at or after *pfn, at most max_frames long and contiguous in the RAM
  * file.  Returns the run's length (0: none left) and moves *pfn to its
  * first frame.
  */
-/* Whether @pfn is a frame of the guest's RAM (in the table and in a range). */
-bool table_has_frame(const struct table *t, uint64_t pfn);
-
 uint64_t table_next_run(const struct table *t, uint8_t want, uint64_t *pfn,
 			uint64_t max_frames);
-/*
- * The same, for frames that have also been in @want for @min_passes passes
- * or more by @passes (one byte per frame, kept by the caller).
- */
-uint64_t table_next_run_aged(const struct table *t, uint8_t want, uint64_t *pfn,
-			     uint64_t max_frames, const uint8_t *passes, unsigned int min_passes);
-
 /* One read of frame @pfn's state byte (a frame of the table). */
 uint8_t table_state(const struct table *t, uint64_t pfn);
+
+/*
+ * Take the change summary: clear every word of it that has bits set, with
+ * an atomic exchange, and OR what it held into @chunks (a bitmap of
+ * t->nr_chunks bits, private to the caller).  Read the states of those
+ * chunks only after this returns: that order is what makes the summary
+ * race-free (docs/protocol.md, "The change summary").  Returns the number
+ * of chunks taken.
+ */
+uint64_t table_take_changed(struct table *t, uint64_t *chunks);
 
 /*
  * Give back the memory of the run found by table_next_run: claim each

@@ -286,7 +286,8 @@ def daemon_restart_scenario(guest):
              % (risen or 0, guest.read('pagehintd.log').strip()[-200:]))]
 
 
-TABLE_HEADER = struct.Struct('<8sIIII')     # magic, version, header_size, page_size, nr_ranges
+TABLE_HEADER = struct.Struct('<8sIIIIQ')    # magic, version, header_size, page_size, nr_ranges,
+                                            # nr_frames
 TABLE_RANGE = struct.Struct('<QQQ')         # first_pfn, nr_frames, file_offset
 TABLE_RANGES_AT = 56                        # offsetof(struct pagehint_header, ranges)
 # state bytes, as include/uapi/linux/pagehint.h encodes them
@@ -310,13 +311,14 @@ def table_counters(guest):
 
 
 def read_table(guest):
-    """The table's state bytes and its ranges (include/uapi/linux/pagehint.h)."""
+    """The table's state bytes (not the change summary after them) and its
+    ranges (include/uapi/linux/pagehint.h)."""
     with open(guest.path('table'), 'rb') as f:
         data = f.read()
-    _, _, header_size, _, nr_ranges = TABLE_HEADER.unpack_from(data)
+    _, _, header_size, _, nr_ranges, nr_frames = TABLE_HEADER.unpack_from(data)
     ranges = [TABLE_RANGE.unpack_from(data, TABLE_RANGES_AT + i * TABLE_RANGE.size)
               for i in range(nr_ranges)]
-    return bytearray(data[header_size:]), header_size, ranges
+    return bytearray(data[header_size:header_size + nr_frames]), header_size, ranges
 
 
 def claim_every_unused_frame(guest):

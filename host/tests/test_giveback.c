@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 struct fixture {
 	char dir[64], table[96], ram[96], err[256];
 	struct table t;
+	struct giveback g;	/* the immediate policy's */
 };
 
 static const volatile sig_atomic_t not_stopping;
@@ -56,6 +58,7 @@ static int setup(void **state)
 	memset(f->t.states + STABLE_END, PAGEHINT_UNUSED, UNUSED_END - STABLE_END);
 	memset(f->t.states + UNUSED_END, PAGEHINT_VOLATILE, FRAMES - UNUSED_END);
 	f->t.hdr->guest_epoch = f->t.hdr->host_epoch;	/* the guest attached */
+	assert_int_equal(giveback_init(&f->g, &f->t, false, 0), 0);
 	*state = f;
 	return 0;
 }
@@ -64,6 +67,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	giveback_free(&f->g);
 	table_close(&f->t);
 	unlink(f->table);
 	unlink(f->ram);
@@ -76,7 +80,24 @@ static int teardown(void **state)
 static int pass(struct fixture *f, uint64_t budget, long long target_bytes,
 		const volatile sig_atomic_t *stop, struct giveback_pass *done)
 {
-	return giveback_pass(&f->t, NULL, budget, UINT64_MAX, target_bytes, stop, done);
+	return giveback_pass(&f->t, &f->g, budget, UINT64_MAX, target_bytes, stop, done);
+}
+
+/*
+ * Frames @first to @first + @n - 1 go to @state as the guest moves them:
+ * a frame that becomes unused or volatile sets its chunk's bit in the
+ * summary, after the state.
+ */
+static void guest_mark(struct fixture *f, uint64_t first, uint64_t n, uint8_t state)
+{
+	uint64_t c;
+
+	memset(f->t.states + first, state, n);
+	if (state != PAGEHINT_UNUSED && state != PAGEHINT_VOLATILE)
+		return;
+	for (c = first / PAGEHINT_CHUNK_FRAMES; c <= (first + n - 1) / PAGEHINT_CHUNK_FRAMES; c++)
+		__atomic_fetch_or(&f->t.summary[c / 64], htole64(1ULL << (c % 64)),
+				  __ATOMIC_SEQ_CST);
 }
 
 static uint8_t frame_byte(struct fixture *f, uint64_t pfn)
@@ -215,22 +236,118 @@ static void test_call_budget_bounds_a_checkerboard(void **state)
 	memset(f->t.states + STABLE_END, PAGEHINT_STABLE, UNUSED_END - STABLE_END);
 	for (pfn = STABLE_END; pfn < UNUSED_END; pfn += 2)
 		f->t.states[pfn] = PAGEHINT_UNUSED;		/* 128 isolated frames */
-	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 50, GIVEBACK_NO_TARGET,
+	assert_int_equal(giveback_pass(&f->t, &f->g, UINT64_MAX, 50, GIVEBACK_NO_TARGET,
 				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 50);
 	assert_int_equal(done.unused, 50);
-	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 0, GIVEBACK_NO_TARGET,
+	assert_int_equal(giveback_pass(&f->t, &f->g, UINT64_MAX, 0, GIVEBACK_NO_TARGET,
 				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 0);
 	assert_int_equal(done.unused, 0);
-	assert_int_equal(giveback_pass(&f->t, NULL, UINT64_MAX, 1000, GIVEBACK_NO_TARGET,
+	assert_int_equal(giveback_pass(&f->t, &f->g, UINT64_MAX, 1000, GIVEBACK_NO_TARGET,
 				       &not_stopping, &done), 0);
 	assert_int_equal(done.punch_calls, 78);
 	assert_int_equal(done.unused, 78);
 }
 
+/*
+ * A pass reads the chunks that the guest's summary names and those where
+ * an earlier pass left unused frames, nothing else: an idle guest costs
+ * the host no read of its states.
+ */
+static void test_pass_reads_only_what_changed(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+	uint64_t pfn = 20 * PAGEHINT_CHUNK_FRAMES + 7;
+
+	/* the guest attached since the last pass: every chunk */
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, f->t.nr_chunks);
+	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
+	/* chunk 0 once more, where it saw unused frames: none left */
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 1);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 0);
+
+	/* a frame freed in chunk 20: that chunk, and the frame goes */
+	guest_mark(f, pfn, 1, PAGEHINT_UNUSED);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 1);
+	assert_int_equal(done.unused, 1);
+	assert_int_equal(f->t.states[pfn], PAGEHINT_UNUSED | PAGEHINT_DISCARDED);
+	assert_int_equal(f->t.summary[0], 0);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 1);
+
+	/* a state the summary does not name is not read, until it does */
+	f->t.states[pfn + 1] = PAGEHINT_UNUSED;
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read + done.unused, 0);
+	guest_mark(f, pfn + 1, 1, PAGEHINT_UNUSED);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.unused, 1);
+
+	/* a guest that sets every bit, past its last chunk too: every chunk, once */
+	memset(f->t.summary, 0xff, PAGEHINT_SUMMARY_BYTES(f->t.nr_frames));
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, f->t.nr_chunks);
+}
+
+/* Volatile frames are read only while the host is above its target. */
+static void test_volatile_read_only_above_target(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, 64 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 0);
+	/* the volatile chunk, seen in the first pass, without a new summary bit */
+	assert_int_equal(pass(f, UINT64_MAX, 0, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 1);
+	assert_int_equal(done.volatile_, FRAMES - UNUSED_END);
+}
+
+/* A target above what the host holds limits volatile frames, not unused ones. */
+static void test_unused_go_under_a_target(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+
+	assert_int_equal(pass(f, UINT64_MAX, 64 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
+	assert_int_equal(done.volatile_, 0);
+	/* and they are not left to be read again and again */
+	assert_int_equal(pass(f, UINT64_MAX, 64 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 1);
+	assert_int_equal(pass(f, UINT64_MAX, 64 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 0);
+}
+
+/*
+ * A guest that detached (kexec, an unbind) and attaches again in the same
+ * epoch is read afresh, as one in a new epoch is.
+ */
+static void test_reattach_reads_every_chunk(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	f->t.hdr->guest_epoch = 0;
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, 0);
+	f->t.hdr->guest_epoch = f->t.hdr->host_epoch;
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read, f->t.nr_chunks);
+}
+
 /* An aged pass with no limits: frames given back into *@done. */
-static void aged_pass(struct fixture *f, struct giveback_ages *ages, long long target_bytes,
+static void aged_pass(struct fixture *f, struct giveback *ages, long long target_bytes,
 		      struct giveback_pass *done)
 {
 	assert_int_equal(giveback_pass(&f->t, ages, UINT64_MAX, UINT64_MAX, target_bytes,
@@ -241,11 +358,11 @@ static void aged_pass(struct fixture *f, struct giveback_ages *ages, long long t
 static void test_aged_unused_waits_its_passes(void **state)
 {
 	struct fixture *f = *state;
-	struct giveback_ages ages;
+	struct giveback ages;
 	struct giveback_pass done;
 	int pass;
 
-	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, 3), 0);
+	assert_int_equal(giveback_init(&ages, &f->t, true, 3), 0);
 	/* first seen, then 1 and 2 passes old */
 	for (pass = 0; pass < 3; pass++) {
 		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
@@ -254,7 +371,7 @@ static void test_aged_unused_waits_its_passes(void **state)
 	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
 	assert_int_equal(done.unused, UNUSED_END - STABLE_END);
 	assert_int_equal(done.volatile_, 0);
-	giveback_ages_free(&ages);
+	giveback_free(&ages);
 }
 
 /*
@@ -264,50 +381,91 @@ static void test_aged_unused_waits_its_passes(void **state)
 static void test_aged_frame_taken_back_waits_again(void **state)
 {
 	struct fixture *f = *state;
-	struct giveback_ages ages;
+	struct giveback ages;
 	struct giveback_pass done;
 	int pass;
 
-	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, 3), 0);
+	assert_int_equal(giveback_init(&ages, &f->t, true, 3), 0);
 	for (pass = 0; pass < 3; pass++)
 		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
 	memset(f->t.states + 300, PAGEHINT_STABLE, 10);
 	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
 	assert_int_equal(done.unused, UNUSED_END - STABLE_END - 10);
-	memset(f->t.states + 300, PAGEHINT_UNUSED, 10);
+	guest_mark(f, 300, 10, PAGEHINT_UNUSED);
 	for (pass = 0; pass < 3; pass++) {
 		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
 		assert_int_equal(done.unused, 0);
 	}
 	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
 	assert_int_equal(done.unused, 10);
-	giveback_ages_free(&ages);
+	giveback_free(&ages);
 }
 
 /* Under a target, the volatile frames that have been volatile longest go first. */
 static void test_aged_target_takes_oldest_volatile(void **state)
 {
 	struct fixture *f = *state;
-	struct giveback_ages ages;
+	struct giveback ages;
 	struct giveback_pass done;
 	uint64_t pfn, held;
 	int pass;
 
 	/* unused frames never old enough: only volatile ones go */
-	assert_int_equal(giveback_ages_init(&ages, f->t.nr_frames, GIVEBACK_MAX_PASSES), 0);
-	/* the upper half volatile for 5 passes, the lower half only from now on */
-	memset(f->t.states + UNUSED_END, PAGEHINT_STABLE, (FRAMES - UNUSED_END) / 2);
+	assert_int_equal(giveback_init(&ages, &f->t, true, GIVEBACK_MAX_PASSES), 0);
+	/* chunk 1 volatile for 5 passes, then 128 of chunk 0's unused frames too */
 	for (pass = 0; pass < 5; pass++)
 		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
-	memset(f->t.states + UNUSED_END, PAGEHINT_VOLATILE, (FRAMES - UNUSED_END) / 2);
+	guest_mark(f, STABLE_END, 128, PAGEHINT_VOLATILE);
 	held = ram_resident(&f->t);
 	aged_pass(f, &ages, held - 128 * 4096, &done);
 	assert_int_equal(done.unused, 0);
 	assert_int_equal(done.volatile_, 128);
-	for (pfn = UNUSED_END; pfn < FRAMES; pfn++)
+	for (pfn = 0; pfn < FRAMES; pfn++)
 		if (f->t.states[pfn] & PAGEHINT_DISCARDED)
-			assert_true(pfn >= UNUSED_END + (FRAMES - UNUSED_END) / 2);
-	giveback_ages_free(&ages);
+			assert_true(pfn >= UNUSED_END);
+	giveback_free(&ages);
+}
+
+/*
+ * A volatile frame the guest took back and gave up again while its chunk
+ * went unread is young again: the summary names the chunk, not what
+ * happened in it.  Frames volatile all along (in another chunk) go first.
+ */
+static void test_aged_volatile_young_after_a_gap(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t pfn, held, old = STABLE_END, again = UNUSED_END;
+	struct giveback ages;
+	struct giveback_pass done;
+	int pass, dropped_old = 0, dropped_again = 0;
+
+	assert_int_equal(giveback_init(&ages, &f->t, true, GIVEBACK_MAX_PASSES), 0);
+	/* chunk 0: 256 stable frames to make volatile later; chunk 1: 256 volatile */
+	memset(f->t.states + old, PAGEHINT_STABLE, 256);
+	memset(f->t.states + again + 256, PAGEHINT_STABLE, 256);
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	/* chunk 1's frames in use (no bit), volatile again only at pass 99 */
+	memset(f->t.states + again, PAGEHINT_STABLE, 256);
+	for (pass = 2; pass < 50; pass++)
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	guest_mark(f, old, 256, PAGEHINT_VOLATILE);
+	for (; pass < 99; pass++)
+		aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	guest_mark(f, again, 256, PAGEHINT_VOLATILE);
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	aged_pass(f, &ages, GIVEBACK_NO_TARGET, &done);
+	held = ram_resident(&f->t);
+	aged_pass(f, &ages, held - 128 * 4096, &done);
+	assert_int_equal(done.volatile_, 128);
+	for (pfn = old; pfn < again + 256; pfn++) {
+		if (!(f->t.states[pfn] & PAGEHINT_DISCARDED))
+			continue;
+		dropped_old += pfn < again;
+		dropped_again += pfn >= again;
+	}
+	assert_int_equal(dropped_old, 128);
+	assert_int_equal(dropped_again, 0);
+	giveback_free(&ages);
 }
 
 int main(void)
@@ -316,6 +474,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call_budget_bounds_a_checkerboard, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_target_keeps_volatile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pass_reads_only_what_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_volatile_read_only_above_target, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unused_go_under_a_target, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reattach_reads_every_chunk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aged_volatile_young_after_a_gap, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_target_takes_unused_then_volatile, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_target_already_met_keeps_volatile, setup,

@@ -2,7 +2,8 @@
 /*
  * A hostile guest against the real pagehintd.  A thread plays the guest:
  * it rewrites every field of the header, writes junk and BUSY bytes into
- * half of the table and re-offers frames the host dropped, all the time,
+ * half of the table, re-offers frames the host dropped and sets and clears
+ * bits all over the change summary, past its last chunk too, all the time,
  * while pagehintd (--chaos: it drops what it may at once) starts, runs and
  * is started again, a hundred times.  The other half of the guest's memory is
  * stable and holds a pattern.
@@ -69,6 +70,7 @@ static void *hostile_guest(void *arg)
 	struct guest *g = arg;
 	struct pagehint_header *hdr = (struct pagehint_header *)g->table, good;
 	uint8_t *states = g->table + PAGEHINT_HEADER_SIZE;
+	uint64_t *summary = (uint64_t *)(g->table + le64toh(hdr->summary_offset));
 	uint64_t x = 88172645463325252ULL;
 	static const uint8_t bytes[] = { 0x00, 0x01, 0x02, 0x41, 0x42, 0x81, 0x82, 0xff, 0x7f };
 
@@ -80,7 +82,7 @@ static void *hostile_guest(void *arg)
 
 		if (__atomic_load_n(&g->header_left_alone, __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(&g->leaving_it_alone, 1, __ATOMIC_RELEASE);
-			if (what <= 8)
+			if (what <= 8 || what == 12)
 				what = 15;
 		}
 		switch (what) {
@@ -100,14 +102,22 @@ static void *hostile_guest(void *arg)
 			break;
 		case 7:		/* put right, and attached */
 			memcpy(hdr, &good, offsetof(struct pagehint_header, guest));
+			hdr->summary_offset = good.summary_offset;
 			__atomic_store_n(&hdr->guest_epoch, __atomic_load_n(&hdr->host_epoch,
 					 __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 			break;
 		case 8:		/* forged host counters */
 			__atomic_store_n(&hdr->host.dropped_unused, v, __ATOMIC_RELAXED);
 			break;
-		case 9: case 10: case 11:	/* re-offer what the host dropped */
+		case 9: case 10:	/* re-offer what the host dropped */
 			__atomic_store_n(&states[pfn], PAGEHINT_UNUSED, __ATOMIC_RELAXED);
+			break;
+		case 11:	/* any word of the summary: every bit, none, or noise */
+			__atomic_store_n(&summary[v % (PAGEHINT_SUMMARY_BYTES(FRAMES) / 8)],
+					 r & 1 ? ~0ULL : r & 2 ? 0 : v, __ATOMIC_RELAXED);
+			break;
+		case 12:	/* a summary elsewhere */
+			__atomic_store_n(&hdr->summary_offset, v, __ATOMIC_RELAXED);
 			break;
 		default:	/* junk, BUSY included */
 			__atomic_store_n(&states[pfn], bytes[v % sizeof(bytes)], __ATOMIC_RELAXED);
@@ -209,6 +219,7 @@ static void test_hostile_guest(void **state)
 			while (!__atomic_load_n(&g.leaving_it_alone, __ATOMIC_ACQUIRE))
 				usleep(100);
 			memcpy(hdr, &good, offsetof(struct pagehint_header, guest));
+			hdr->summary_offset = good.summary_offset;
 			hdr->guest_epoch = hdr->host_epoch;
 		}
 		pid = start_daemon(out);

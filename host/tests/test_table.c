@@ -299,6 +299,22 @@ static void other_layout(struct files *f)
 	poke_range(f, 0, 0, 8192, 32 * MiB);
 }
 
+/* a summary inside the table, but not where this host puts it */
+static void moved_summary(struct files *f)
+{
+	uint64_t v = htole64(PAGEHINT_HEADER_SIZE + 16384 + 8);
+
+	poke_header(f, offsetof(struct pagehint_header, summary_offset), &v, sizeof(v));
+}
+
+/* a summary over the states */
+static void summary_over_states(struct files *f)
+{
+	uint64_t v = htole64(PAGEHINT_HEADER_SIZE + 8);
+
+	poke_header(f, offsetof(struct pagehint_header, summary_offset), &v, sizeof(v));
+}
+
 static void ram_larger_than_table(struct files *f)
 {
 	assert_int_equal(truncate(f->ram, 128 * MiB), 0);
@@ -322,6 +338,17 @@ static void test_refuses_overlapping_ranges(void **state)
 static void test_refuses_other_layout(void **state)
 {
 	expect_refusal(*state, other_layout, "does not describe the 67108864-byte RAM file");
+}
+
+static void test_refuses_moved_summary(void **state)
+{
+	expect_refusal(*state, moved_summary, "does not describe the 67108864-byte RAM file");
+}
+
+static void test_refuses_summary_over_states(void **state)
+{
+	expect_refusal(*state, summary_over_states,
+		       "change summary (at 0x1008) is not between its states and its end");
 }
 
 static void test_refuses_larger_ram(void **state)
@@ -1186,6 +1213,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_volatile_drop, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_race_with_guest, setup_files, teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_moved_summary, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_summary_over_states, setup_files,
+						teardown_files),
 	};
 
 	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
