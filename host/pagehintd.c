@@ -62,6 +62,15 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 #define AGE_PASSES		16
 #define MIN_AGE_INTERVAL_MS	10
 
+/*
+ * The immediate policy passes every IMMEDIATE_MS while the guest changes
+ * something, and waits twice as long after each pass that found nothing
+ * changed, up to IMMEDIATE_IDLE_MS: an idle guest wakes the daemon a few
+ * times a second, and what it frees next is still back within that.
+ */
+#define IMMEDIATE_MS		10
+#define IMMEDIATE_IDLE_MS	160
+
 struct options {
 	const char *table, *ram, *qmp;
 	unsigned long mem_mib;
@@ -433,6 +442,7 @@ static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start;
+	int immediate_ms = IMMEDIATE_MS;
 	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
 	char err[512];
 	struct table t;
@@ -518,7 +528,7 @@ static int cmd_run(const struct options *o)
 	while (!stopping) {
 		double now = now_s();
 		uint64_t budget = UINT64_MAX;
-		int wait_ms = pass_ms ? (int)pass_ms : o->chaos ? 1 : 10;
+		int wait_ms = pass_ms ? (int)pass_ms : o->chaos ? 1 : immediate_ms;
 
 		/* at most one second's worth of either at once */
 		call_tokens += (now - last_refill) * o->max_punches_s;
@@ -551,6 +561,10 @@ static int cmd_run(const struct options *o)
 			tokens -= done.unused + done.volatile_;
 			call_tokens -= done.punch_calls;
 			last_pass = now;
+			if (done.chunks_read)
+				immediate_ms = IMMEDIATE_MS;
+			else if (immediate_ms < IMMEDIATE_IDLE_MS)
+				immediate_ms *= 2;
 		}
 		if (o->status_ms && now - last_status >= o->status_ms / 1000.0) {
 			report(&t, o->json, start, true);

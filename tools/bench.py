@@ -10,11 +10,14 @@ hits every setup alike.  The tables give the median of the boots and, in
 brackets, their range.  Writes docs/bench.md (and prints it)."""
 
 import hashlib
+import mmap
 import os
 import re
 import statistics
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -203,7 +206,86 @@ def ratio(rows, key, base):
     return [r[key] / ref if r[key] else None for r in rows]
 
 
+# The host's side alone: an attached table that nothing changes, at these
+# guest sizes, and pagehintd's time on a CPU over IDLE_S seconds.
+IDLE_SIZES_GIB = (1, 4, 16, 64)
+IDLE_S = 20
+IDLE_WARMUP_S = 3
+IDLE_POLICIES = (('immediate', []), ('aged 2 s', ['--policy', 'aged', '--age-ms', '2000']))
+HOST_EPOCH_AT, GUEST_EPOCH_AT = 40, 48      # offsetof(struct pagehint_header, ...)
+SUMMARY_OFFSET_AT = 216                     # offsetof(struct pagehint_header, summary_offset)
+
+
+def idle_daemon_cpu(gib, args, rewrite_summary):
+    """pagehintd's CPU share of a core over IDLE_S s on an attached table
+    of a GIB GiB guest whose frames stay as they are; with REWRITE_SUMMARY
+    a guest that sets every bit of the summary every 5 ms (what a pass
+    cost before there was a summary, and the most a guest can make it
+    cost)."""
+    with tempfile.TemporaryDirectory(dir='/dev/shm', prefix='pagehint-idle-') as d:
+        table, ram = os.path.join(d, 'table'), os.path.join(d, 'ram')
+        subprocess.run([vm.PAGEHINTD, 'init', '--table', table, '--ram', ram,
+                        '--mem-mib', str(gib * 1024)], check=True)
+        with open(table, 'r+b') as f:
+            m = mmap.mmap(f.fileno(), 0)
+        epoch = m[HOST_EPOCH_AT:HOST_EPOCH_AT + 8]
+        m[GUEST_EPOCH_AT:GUEST_EPOCH_AT + 8] = epoch
+        nr_frames = struct.unpack_from('<Q', m, 24)[0]
+        summary = struct.unpack_from('<Q', m, SUMMARY_OFFSET_AT)[0]
+        summary_bytes = (nr_frames + 64 * 512 - 1) // (64 * 512) * 8
+        daemon = subprocess.Popen([vm.PAGEHINTD, 'run', '--table', table, '--ram', ram] + args,
+                                  stderr=subprocess.DEVNULL)
+        try:
+            # after its start (the first pass reads every chunk), not counted
+            start, cpu = time.monotonic() + IDLE_WARMUP_S, None
+            while time.monotonic() < start + IDLE_S:
+                if cpu is None and time.monotonic() >= start:
+                    cpu = on_cpu_s(daemon.pid)
+                if rewrite_summary:
+                    m[summary:summary + summary_bytes] = b'\xff' * summary_bytes
+                time.sleep(0.005 if rewrite_summary else 0.1)
+            cpu = on_cpu_s(daemon.pid) - cpu
+        finally:
+            daemon.terminate()
+            daemon.wait()
+            m.close()
+    return cpu / IDLE_S
+
+
+def on_cpu_s(pid):
+    """The time PID has run on a CPU, in seconds (the scheduler's count,
+    in nanoseconds, rather than the 10 ms ticks of its rusage)."""
+    with open('/proc/%d/schedstat' % pid) as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def idle_section():
+    """Markdown lines: the host's idle cost by guest size."""
+    lines = ['## What an idle guest costs the host',
+             '',
+             'pagehintd alone on an attached table of a guest whose frames do not change (no '
+             'guest runs: the table and a sparse RAM file in /dev/shm), %d s each after its '
+             'first %d s (its start, and its first pass, which reads every chunk), its time on '
+             'a CPU (/proc/PID/schedstat) as a share of one host core. "Every chunk '
+             'named": a guest that sets every bit of the change summary every 5 ms, so that '
+             'each pass reads the whole table, which every pass did before the summary; it is '
+             'also the most a guest can make the daemon read.' % (IDLE_S, IDLE_WARMUP_S),
+             '',
+             '| policy | guest | idle | every chunk named |',
+             '|---|---|---|---|']
+    for policy, args in IDLE_POLICIES:
+        for gib in IDLE_SIZES_GIB:
+            print('bench: idle host cost, %s, %d GiB' % (policy, gib), flush=True)
+            lines.append('| %s | %d GiB | %.2f%% | %.1f%% |' % (
+                policy, gib, 100 * idle_daemon_cpu(gib, args, False),
+                100 * idle_daemon_cpu(gib, args, True)))
+    return lines
+
+
 def main():
+    if sys.argv[1:] == ['idle']:
+        print('\n'.join(idle_section()))
+        return 0
     variant = os.environ.get('VARIANT', 'release')
     boots = int(os.environ.get('BENCH_BOOTS', '3'))
     mem_mib = 1024
@@ -327,6 +409,7 @@ def main():
                       for c in col(AGED, 'cycle_ns')], '%+.0f%%'),
                  fmt([(c - base_cycle) / base_cycle * 100 if c and base_cycle else None
                       for c in col(TARGET_0, 'cycle_ns')], '%+.0f%%'))]
+    lines += [''] + idle_section()
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(vm.TOP, 'docs', 'bench.md'), 'w') as f:
