@@ -346,5 +346,8 @@ int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t
 		ret = drop_chunks(t, g, g->volatile_left, PAGEHINT_VOLATILE, min_volatile, &s, &n);
 	}
 	done->punch_calls = t->host.punch_calls - calls;
+	/* what is left to take: volatile frames are worth making only for it */
+	table_set_host_wants(t, target_bytes == GIVEBACK_NO_TARGET ? 0 :
+			     over_target(t, target_bytes));
 	return ret;
 }

@@ -77,8 +77,9 @@ struct giveback_pass {
  * fallocate() calls (what a guest can make the daemon spend: a
  * checkerboard of unused frames costs one call each).  With no call left
  * it reads nothing either.  Stops early when *@stop becomes non-zero or
- * the guest detaches.  Returns 0, or -1 with errno from fallocate; @done
- * counts what was given back either way.
+ * the guest detaches.  Then tells the guest how many frames it is still
+ * above the target (table_set_host_wants()).  Returns 0, or -1 with errno
+ * from fallocate; @done counts what was given back either way.
  */
 int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t call_budget,
 		  long long target_bytes, const volatile sig_atomic_t *stop,

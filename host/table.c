@@ -525,6 +525,7 @@ void table_reset(struct table *t)
 	__atomic_store_n(&t->hdr->host_epoch, htole64(epoch), __ATOMIC_SEQ_CST);
 	memset(t->states, PAGEHINT_STABLE, t->nr_frames);
 	memset(t->summary, 0, PAGEHINT_SUMMARY_BYTES(t->nr_frames));
+	table_set_host_wants(t, 0);
 	__atomic_store_n(&t->hdr->guest_epoch, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -754,6 +755,11 @@ int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len
 		return -1;
 	}
 	return dropped;
+}
+
+void table_set_host_wants(struct table *t, uint64_t frames)
+{
+	__atomic_store_n(&t->hdr->host_wants, htole64(frames), __ATOMIC_RELAXED);
 }
 
 uint64_t ram_resident(const struct table *t)

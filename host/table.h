@@ -107,6 +107,13 @@ uint64_t table_take_changed(struct table *t, uint64_t *chunks);
  */
 int64_t table_drop_run(struct table *t, uint8_t want, uint64_t pfn, uint64_t len);
 
+/*
+ * Tell the guest how many frames the host would take beyond the unused
+ * ones (0: none, so it need make no frame volatile).  A hint, never read
+ * back.
+ */
+void table_set_host_wants(struct table *t, uint64_t frames);
+
 /* Host memory behind the RAM file, in bytes (its allocated blocks). */
 uint64_t ram_resident(const struct table *t);
 

@@ -30,8 +30,9 @@ SAMPLE_S = 0.1
 PAGE = 4096
 
 # "pagehint, no daemon": the guest attaches to a table that pagehintd
-# init made, and no daemon runs, so nothing is given back: the page
-# cycle and the cached reads pay the state transitions and nothing else.
+# init made, and no daemon runs, so nothing is given back and no host
+# wants memory (host_wants 0): the page cycle pays the unused and stable
+# transitions, and the scanner makes no cache volatile.
 SETUPS = [
     ('no hinting', dict(cmdline='page_states=off')),
     ('free page reporting', dict(cmdline='page_states=off', balloon=True)),
@@ -314,8 +315,10 @@ def main():
         'every unused and volatile frame at once), or with the aged policy as well (`--policy '
         'aged --age-ms 2000`: an unused frame goes once it has stayed unused for 2 s, volatile '
         'ones oldest first). "pagehint, no daemon" attaches the guest to '
-        'its table with no pagehintd running: it pays every state transition and has nothing '
-        'given back, so its cost rows are what hinting alone costs the guest.'
+        'its table with no pagehintd running: it pays the unused and stable transitions of '
+        'every free and allocation and has nothing given back, and as no host asks for memory '
+        'its scanner makes no cache volatile: its cost rows are what hinting costs a guest '
+        'whose host wants nothing.'
         % (time.strftime('%Y-%m-%d'), mem_mib, accel, variant, boots, SAMPLE_S),
         '',
         '## Free memory: write 400 MiB to tmpfs, delete it, idle 10 s',

@@ -346,6 +346,24 @@ static void test_reattach_reads_every_chunk(void **state)
 	assert_int_equal(done.chunks_read, f->t.nr_chunks);
 }
 
+/* The guest hears how many frames the host would still take. */
+static void test_pass_tells_the_guest_what_it_wants(void **state)
+{
+	struct fixture *f = *state;
+	struct giveback_pass done;
+
+	f->t.hdr->host_wants = htole64(12345);
+	assert_int_equal(pass(f, UINT64_MAX, GIVEBACK_NO_TARGET, &not_stopping, &done), 0);
+	assert_int_equal(le64toh(f->t.hdr->host_wants), 0);
+	/* target 0: of the stable and volatile frames, 128 given back, the rest wanted */
+	assert_int_equal(pass(f, 128, 0, &not_stopping, &done), 0);
+	assert_int_equal(done.volatile_, 128);
+	assert_int_equal(le64toh(f->t.hdr->host_wants), STABLE_END + (FRAMES - UNUSED_END) - 128);
+	/* at the target: nothing */
+	assert_int_equal(pass(f, UINT64_MAX, 64 * MiB, &not_stopping, &done), 0);
+	assert_int_equal(le64toh(f->t.hdr->host_wants), 0);
+}
+
 /* An aged pass with no limits: frames given back into *@done. */
 static void aged_pass(struct fixture *f, struct giveback *ages, long long target_bytes,
 		      struct giveback_pass *done)
@@ -478,6 +496,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_volatile_read_only_above_target, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unused_go_under_a_target, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pass_tells_the_guest_what_it_wants, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reattach_reads_every_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aged_volatile_young_after_a_gap, setup,
 						teardown),
