@@ -502,6 +502,13 @@ static int cmd_run(const struct options *o)
 		table_close(&t);
 		return 1;
 	}
+	if (o->policy == POLICY_AGED)
+		fprintf(stderr, "pagehintd: policy aged: a frame goes back once it stayed unused for %lu ms\n",
+			o->age_ms);
+	else if (o->policy == POLICY_PERIODIC)
+		fprintf(stderr, "pagehintd: policy periodic: a pass every %lu ms\n", o->interval_ms);
+	else
+		fprintf(stderr, "pagehintd: policy immediate%s\n", o->chaos ? ", chaos" : "");
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
 			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
@@ -705,8 +712,9 @@ int main(int argc, char **argv)
 		{ "status", "trj" },
 		{ "table-size", "m" },
 	};
-	struct options o = { .interval_ms = 1000, .age_ms = 2000, .target_mib = -1,
-			     .max_punches_s = DEFAULT_PUNCHES_S };
+	struct options o = { .policy = POLICY_AGED, .interval_ms = 1000, .age_ms = 2000,
+			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S };
+	bool policy_given = false;
 	const char *cmd, *takes = NULL;
 	unsigned long target;
 	unsigned int i;
@@ -746,6 +754,7 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case 'p':
+			policy_given = true;
 			if (!strcmp(optarg, "immediate")) {
 				o.policy = POLICY_IMMEDIATE;
 			} else if (!strcmp(optarg, "periodic")) {
@@ -835,6 +844,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pagehintd: --target-mib, --target-file and --chaos exclude each other\n");
 		return 2;
 	}
+	/* --chaos is immediate by nature: it is the default there */
+	if (o.chaos && !policy_given)
+		o.policy = POLICY_IMMEDIATE;
 	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
 		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic or aged, no --rate-mib-s\n");
 		return 2;
