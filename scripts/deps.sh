@@ -21,6 +21,7 @@ packages=(
 	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
 	libcap-dev		# static libcap for selftests/mm mlock-random-test
 	pkg-config
+	gnuplot-nox		# make bench and make run: host-resident memory over time
 )
 
 missing=()

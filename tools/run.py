@@ -11,6 +11,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestlog  # noqa: E402
+import plot  # noqa: E402
 import vm  # noqa: E402
 
 
@@ -69,6 +70,11 @@ def main():
         print('\nrun: at the end the host holds %.0f MiB unhinted and %.0f MiB hinted: '
               'pagehint gave back %.0f MiB' % (plain_samples[-1][1], hinted_samples[-1][1],
                                                plain_samples[-1][1] - hinted_samples[-1][1]))
+    if plain_samples and hinted_samples:
+        series = {'unhinted': plain_samples, 'hinted': hinted_samples}
+        svg = os.path.join(vm.BUILD, 'logs', 'run-held.svg')
+        print('\n' + plot.held(series, svg=svg, columns=100).rstrip('\n'))
+        print('run: the same picture as an image: %s' % svg)
     results = plain + hinted
     for name, passed, why in results:
         if not passed:
