@@ -290,11 +290,107 @@ def idle_section():
     return lines
 
 
+# Real guests at these sizes, idle for half a minute, then 1 GiB freed:
+# pagehintd's default and target 0 (the host wants memory, so the
+# scanner walks its lists).
+GUEST_IDLE_SIZES_GIB = (1, 4, 16)
+GUEST_IDLE_SETUPS = (('pagehint, default', []), ('pagehint, target 0', ['--target-mib', '0']))
+IDLE_GUEST_S = 30                           # as guest/plans/bench-idle sleeps
+USER_HZ = 100                               # /proc/stat's unit on x86
+
+
+def idle_guest(gib, daemon_args, variant):
+    """One boot of the bench-idle plan: the guest's busy share of its
+    vCPUs and pagehintd's share of a host core while it idles, the folios
+    its scanner looked at, and how long and how much daemon CPU giving
+    back what it freed took."""
+    guest = vm.Guest('bench-idle', plan='bench-idle', variant=variant, mem_mib=gib * 1024,
+                     timeout=900, disks_dir=BENCH_DISKS, daemon_args=daemon_args)
+    marks, samples = {}, []      # samples: (s, MiB held, pagehintd's on-CPU s)
+    try:
+        guest.start()
+        while guest.proc.poll() is None:
+            now = time.monotonic() - guest.started
+            daemon = guest.daemon.pid if guest.daemon and guest.daemon.poll() is None else None
+            try:
+                cpu = on_cpu_s(daemon) if daemon else None
+            except OSError:         # it exited meanwhile
+                cpu = None
+            samples.append((now, guest.resident_mib(), cpu))
+            for m in re.findall(r'^mark: (\S+)', guest.read('tap.log'), re.M):
+                marks.setdefault(m, len(samples) - 1)
+            time.sleep(SAMPLE_S)
+        result = guest.wait()
+    finally:
+        guest.cleanup()
+    row = dict(ok='plan: done' in result.tap and 'not ok' not in result.tap,
+               accel=guest.accel_used, guest_busy=None, daemon_idle=None, scanned_min=None,
+               freed_mib=None, back_s=None, back_cpu_s=None)
+    idle = re.search(r'^mark: idle-busy-ticks (\d+) scanned (\d+) cpus (\d+)$', result.tap, re.M)
+    if idle:
+        ticks, scanned, cpus = map(int, idle.groups())
+        row['guest_busy'] = ticks / USER_HZ / (IDLE_GUEST_S * cpus)
+        row['scanned_min'] = scanned * 60 // IDLE_GUEST_S
+    if 'idle-start' in marks and 'idle-end' in marks:
+        (t0, _, c0), (t1, _, c1) = samples[marks['idle-start']], samples[marks['idle-end']]
+        if c0 is not None and c1 is not None:
+            row['daemon_idle'] = (c1 - c0) / (t1 - t0)
+    freed = re.search(r'^mark: give-back-mib (\d+)$', result.tap, re.M)
+    if freed and 'allocated' in marks and 'freed' in marks:
+        row['freed_mib'] = int(freed.group(1))
+        held = max(mib for _, mib, _ in samples[marks['allocated']:marks['freed'] + 1])
+        t0, _, c0 = samples[marks['freed']]
+        for t, mib, c in samples[marks['freed']:]:
+            if mib <= held - 0.95 * row['freed_mib']:
+                row['back_s'] = t - t0
+                row['back_cpu_s'] = c - c0 if c is not None and c0 is not None else None
+                break
+    return row
+
+
+def idle_guest_section(variant):
+    """Markdown lines: real idle guests by size."""
+    rows = []
+    for name, args in GUEST_IDLE_SETUPS:
+        for gib in GUEST_IDLE_SIZES_GIB:
+            print('bench: idle guest, %s, %d GiB' % (name, gib), flush=True)
+            rows.append((name, gib, idle_guest(gib, args, variant)))
+    pct = lambda v: '-' if v is None else '%.2f%%' % (100 * v)  # noqa: E731
+    num = lambda v, spec='%.1f': '-' if v is None else spec % v  # noqa: E731
+    lines = ['## What an idle guest costs, guest and host',
+             '',
+             'Real %s guests of each size (sparse RAM files, %s kernel) with pagehintd: its '
+             'default (aged 2 s, no target: the host wants no memory and the guest\'s scanner '
+             'rests) and target 0 (the host wants all it can get: the scanner walks its LRU '
+             'lists every second, at most `volatile_scan_folios` folios of each). The guest reads '
+             '300 MiB of files into its page cache, settles for 5 s, then does nothing for '
+             '%d s: the guest\'s busy share of its vCPUs (/proc/stat: all '
+             'it did, hinting or not), the folios its scanner looked at per minute, and '
+             'pagehintd\'s share of a host core (schedstat). Then the guest allocates 1 GiB '
+             '(half of a 1 GiB guest), holds it 2 s and frees it: "given back within" runs from '
+             'the free to the host holding 95%% of it less, and "its CPU" is pagehintd\'s on-CPU '
+             'time over that.' % (rows[0][2]['accel'].upper(), variant, IDLE_GUEST_S),
+             '',
+             '| setup | guest | guest busy, idle | scanner folios / min | pagehintd, idle | '
+             'freed (MiB) | given back within (s) | its CPU (s) |',
+             '|---|---|---|---|---|---|---|---|']
+    for name, gib, r in rows:
+        lines.append('| %s%s | %d GiB | %s | %s | %s | %s | %s | %s |' % (
+            name, '' if r['ok'] else ' (guest failed)', gib, pct(r['guest_busy']),
+            num(r['scanned_min'], '%d'), pct(r['daemon_idle']), num(r['freed_mib'], '%d'),
+            num(r['back_s']), num(r['back_cpu_s'], '%.2f')))
+    return lines
+
+
 def main():
+    variant = os.environ.get('VARIANT', 'release')
     if sys.argv[1:] == ['idle']:
         print('\n'.join(idle_section()))
         return 0
-    variant = os.environ.get('VARIANT', 'release')
+    if sys.argv[1:] == ['idle-guest']:
+        make_disks()
+        print('\n'.join(idle_guest_section(variant)))
+        return 0
     boots = int(os.environ.get('BENCH_BOOTS', '3'))
     mem_mib = 1024
     make_disks()
@@ -434,7 +530,7 @@ def main():
                  overhead(IMMEDIATE, 'cycle_ns'), overhead(IMMEDIATE, 'fault1_ns'),
                  overhead(AGED, 'cycle_ns'), overhead(AGED, 'fault1_ns'))]
     plot.held({name: runs[name][0]['samples'] for name, _ in SETUPS}, svg=PLOT)
-    lines += [''] + idle_section()
+    lines += [''] + idle_section() + [''] + idle_guest_section(variant)
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(vm.TOP, 'docs', 'bench.md'), 'w') as f:
