@@ -135,7 +135,7 @@ static void test_huge_line_dropped(void **state)
 
 /* The fake QEMU: a listening socket, and pagehintd connected to it. */
 struct fake {
-	char dir[64], table[96], ram[96], sock[96], err[256];
+	char dir[64], table[96], ram[96], sock[96], err[4096];
 	int listen_fd, fd;
 	FILE *in;
 	pid_t pid;
