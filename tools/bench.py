@@ -305,7 +305,7 @@ def idle_guest(gib, daemon_args, variant):
     its scanner looked at, and how long and how much daemon CPU giving
     back what it freed took."""
     guest = vm.Guest('bench-idle', plan='bench-idle', variant=variant, mem_mib=gib * 1024,
-                     timeout=900, disks_dir=BENCH_DISKS, daemon_args=daemon_args)
+                     timeout=900, disks_dir=BENCH_DISKS, daemon_args=daemon_args, status=False)
     marks, samples = {}, []      # samples: (s, MiB held, pagehintd's on-CPU s)
     try:
         guest.start()
@@ -366,7 +366,8 @@ def idle_guest_section(variant):
              '300 MiB of files into its page cache, settles for 5 s, then does nothing for '
              '%d s: the guest\'s busy share of its vCPUs (/proc/stat: all '
              'it did, hinting or not), the folios its scanner looked at per minute, and '
-             'pagehintd\'s share of a host core (schedstat). Then the guest allocates 1 GiB '
+             'pagehintd\'s share of a host core (schedstat; it runs without the status report of '
+             'the tests, which counts every frame\'s state each second). Then the guest allocates 1 GiB '
              '(half of a 1 GiB guest), holds it 2 s and frees it: "given back within" runs from '
              'the free to the host holding 95%% of it less, and "its CPU" is pagehintd\'s on-CPU '
              'time over that.' % (rows[0][2]['accel'].upper(), variant, IDLE_GUEST_S),

@@ -76,7 +76,7 @@ class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
-                 disks_dir=None, kunit=False, daemon_later=False):
+                 disks_dir=None, kunit=False, daemon_later=False, status=True):
         self.name = name
         self.plan = plan
         self.variant = variant
@@ -96,6 +96,10 @@ class Guest:
         self.kunit = kunit
         # None: no pagehintd; else the arguments for "pagehintd run"
         self.daemon_args = daemon_args
+        # pagehintd's status line every second, which counts every frame's
+        # state: the tests read it; a measurement of the daemon's own cost
+        # leaves it out
+        self.status = status
         self.daemon = None
         self.symbols = None             # SymbolMap, read when first needed
         # QEMU runs as for a daemon, but the caller starts it (start_daemon)
@@ -196,7 +200,8 @@ class Guest:
             time.sleep(0.05)
         self.daemon = subprocess.Popen(
             [PAGEHINTD, 'run', '--table', self.path('table'), '--ram', self.path('ram'),
-             '--qmp', sock, '--status-ms', '1000', '--json'] + list(self.daemon_args),
+             '--qmp', sock] + (['--status-ms', '1000', '--json'] if self.status else []) +
+            list(self.daemon_args),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.jsonl'), 'a'),
             stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=die_with_parent)
         return self.daemon
