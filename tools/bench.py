@@ -170,7 +170,7 @@ def measure(name, opts, variant, mem_mib):
                 hot_rereads=number(r'^mark: readloop-hot-reread-frames (\d+)'),
                 cycle_ns=number(r'^mark: pagecycle-ns ([\d.]+)'),
                 fault1_ns=number(r'^mark: pagefault1-ns ([\d.]+)'),
-                samples=samples, marks=marks)
+                samples=samples)
 
 
 def host_swap():
@@ -366,8 +366,9 @@ def idle_guest_section(variant):
              '300 MiB of files into its page cache, settles for 5 s, then does nothing for '
              '%d s: the guest\'s busy share of its vCPUs (/proc/stat: all '
              'it did, hinting or not), the folios its scanner looked at per minute, and '
-             'pagehintd\'s share of a host core (schedstat; it runs without the status report of '
-             'the tests, which counts every frame\'s state each second). Then the guest allocates 1 GiB '
+             'pagehintd\'s share of a host core (schedstat; it runs without the status report '
+             'of the tests, which counts every frame\'s state each second). Then the guest '
+             'allocates 1 GiB '
              '(half of a 1 GiB guest), holds it 2 s and frees it: "given back within" runs from '
              'the free to the host holding 95%% of it less, and "its CPU" is pagehintd\'s on-CPU '
              'time over that.' % (rows[0][2]['accel'].upper(), variant, IDLE_GUEST_S),
