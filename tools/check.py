@@ -644,13 +644,40 @@ def corrupt_magic(guest):
         f.write(b'NOTHINTS')
 
 
+def host_starts_wanting(target_file):
+    """The give-back plan's last step rests the guest's scanner for an
+    hour, then says so; the host sets its target to 0 (a new target file
+    and SIGHUP), and the guest checks that the scanner walked."""
+    def scenario(guest):
+        results = give_back_scenario(guest)
+        name = 'hinting: pagehintd took target 0 from its target file on SIGHUP'
+        if not wait_for(lambda: 'mark: resting' in guest.read('tap.log'), 600):
+            return results + [(name, False, 'the guest never said it rests (no mark in tap.log)')]
+        with open(target_file, 'w') as f:
+            f.write('0\n')
+        guest.daemon.send_signal(signal.SIGHUP)
+        said = 'pagehintd: target 0 MiB: volatile frames go while above it\n'
+        took = wait_for(lambda: said in guest.read('pagehintd.log'), MISSING_AFTER_S)
+        return results + [(name, bool(took), 'pagehintd.log %s "%s"'
+                           % ('says' if took else 'does not say', said.strip()))]
+    return scenario
+
+
+def give_back_boot(name, daemon_args=()):
+    """The give-back plan, with no target until its last step asks for one."""
+    with tempfile.NamedTemporaryFile('w', dir='/dev/shm', prefix='pagehint-target-') as f:
+        f.write('none\n')
+        f.flush()
+        return hinted_boot('give-back', host_starts_wanting(f.name), name=name, timeout=600,
+                           daemon_args=list(daemon_args) + ['--target-file', f.name])
+
+
 def stage_hinting():
     """Integration: guest, table and pagehintd together."""
     results = []
     # The default policy (aged, 2 s) and immediate give back the same memory.
-    results += hinted_boot('give-back', give_back_scenario)
-    results += hinted_boot('give-back', give_back_scenario, name='give-back-immediate',
-                           daemon_args=['--policy', 'immediate'])
+    results += give_back_boot('give-back')
+    results += give_back_boot('give-back-immediate', daemon_args=['--policy', 'immediate'])
     # These measure how the daemon keeps up with a guest that frees and
     # takes memory again within seconds, which the aged policy would rightly
     # leave alone: immediate.
