@@ -294,7 +294,8 @@ def idle_section():
 # pagehintd's default and target 0 (the host wants memory, so the
 # scanner walks its lists).
 GUEST_IDLE_SIZES_GIB = (1, 4, 16)
-GUEST_IDLE_SETUPS = (('pagehint, default', []), ('pagehint, target 0', ['--target-mib', '0']))
+GUEST_IDLE_SETUPS = (('no hinting', None), ('pagehint, default', []),
+                     ('pagehint, target 0', ['--target-mib', '0']))
 IDLE_GUEST_S = 30                           # as guest/plans/bench-idle sleeps
 USER_HZ = 100                               # /proc/stat's unit on x86
 
@@ -325,12 +326,16 @@ def idle_guest(gib, daemon_args, variant):
         guest.cleanup()
     row = dict(ok='plan: done' in result.tap and 'not ok' not in result.tap,
                accel=guest.accel_used, guest_busy=None, daemon_idle=None, scanned_min=None,
-               freed_mib=None, back_s=None, back_cpu_s=None)
-    idle = re.search(r'^mark: idle-busy-ticks (\d+) scanned (\d+) cpus (\d+)$', result.tap, re.M)
+               timer_irqs_min=None, looks_min=None, freed_mib=None, back_s=None,
+               back_cpu_s=None)
+    idle = re.search(r'^mark: idle-busy-ticks (\d+) scanned (\d+) cpus (\d+) '
+                     r'timer-irqs (\d+) looks (\d+)$', result.tap, re.M)
     if idle:
-        ticks, scanned, cpus = map(int, idle.groups())
+        ticks, scanned, cpus, irqs, looks = map(int, idle.groups())
         row['guest_busy'] = ticks / USER_HZ / (IDLE_GUEST_S * cpus)
         row['scanned_min'] = scanned * 60 // IDLE_GUEST_S
+        row['timer_irqs_min'] = irqs * 60 // IDLE_GUEST_S
+        row['looks_min'] = looks * 60 // IDLE_GUEST_S
     if 'idle-start' in marks and 'idle-end' in marks:
         (t0, _, c0), (t1, _, c1) = samples[marks['idle-start']], samples[marks['idle-end']]
         if c0 is not None and c1 is not None:
@@ -359,33 +364,77 @@ def idle_guest_section(variant):
     num = lambda v, spec='%.1f': '-' if v is None else spec % v  # noqa: E731
     lines = ['## What an idle guest costs, guest and host',
              '',
-             'Real %s guests of each size (sparse RAM files, %s kernel) with pagehintd: its '
-             'default (aged 2 s, no target: the host wants no memory and the guest\'s scanner '
-             'rests) and target 0 (the host wants all it can get: the scanner walks its LRU '
-             'lists every second, at most `volatile_scan_folios` folios of each). The guest reads '
-             '300 MiB of files into its page cache, settles for 5 s, then does nothing for '
-             '%d s: the guest\'s busy share of its vCPUs (/proc/stat: all '
-             'it did, hinting or not), the folios its scanner looked at per minute, and '
-             'pagehintd\'s share of a host core (schedstat; it runs without the status report '
-             'of the tests, which counts every frame\'s state each second). Then the guest '
-             'allocates 1 GiB '
+             'Real %s guests of each size (sparse RAM files, %s kernel): without pagehint, and '
+             'with pagehintd\'s default (aged 2 s, no target: the host wants no memory and the '
+             'guest\'s scanner rests, each rest twice as long as the last, up to a minute) and '
+             'target 0 (the host wants all it can get: the scanner walks its LRU lists every '
+             'second, at most `volatile_scan_folios` folios of each). The guest reads 300 MiB of '
+             'files into its page cache, settles for 5 s, then does nothing for %d s: the '
+             'guest\'s busy share of its vCPUs (/proc/stat: all it did, hinting or not), its '
+             'local timer interrupts per minute (its wakeups, all causes), its scanner\'s looks '
+             '(resting or walking) and the folios they looked at per minute, and pagehintd\'s '
+             'share of a host core (schedstat; it runs without the status report of the tests, '
+             'which counts every frame\'s state each second). Then the guest allocates 1 GiB '
              '(half of a 1 GiB guest), holds it 2 s and frees it: "given back within" runs from '
              'the free to the host holding 95%% of it less, and "its CPU" is pagehintd\'s on-CPU '
              'time over that.' % (rows[0][2]['accel'].upper(), variant, IDLE_GUEST_S),
              '',
-             '| setup | guest | guest busy, idle | scanner folios / min | pagehintd, idle | '
-             'freed (MiB) | given back within (s) | its CPU (s) |',
-             '|---|---|---|---|---|---|---|---|']
+             '| setup | guest | guest busy, idle | timer irqs / min | scanner looks / min | '
+             'folios / min | pagehintd, idle | freed (MiB) | given back within (s) | '
+             'its CPU (s) |',
+             '|---|---|---|---|---|---|---|---|---|---|']
     for name, gib, r in rows:
-        lines.append('| %s%s | %d GiB | %s | %s | %s | %s | %s | %s |' % (
+        lines.append('| %s%s | %d GiB | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             name, '' if r['ok'] else ' (guest failed)', gib, pct(r['guest_busy']),
+            num(r['timer_irqs_min'], '%d'), num(r['looks_min'], '%d'),
             num(r['scanned_min'], '%d'), pct(r['daemon_idle']), num(r['freed_mib'], '%d'),
             num(r['back_s']), num(r['back_cpu_s'], '%.2f')))
     return lines
 
 
+def paired_section(variant):
+    """Markdown lines: the page cycle and page_fault1 with hinting attached
+    and detached, alternating in one boot (guest/plans/bench-paired)."""
+    print('bench: paired, hinting on and off in one boot', flush=True)
+    guest = vm.Guest('bench-paired', plan='bench-paired', variant=variant, mem_mib=1024,
+                     timeout=1200, disks_dir=BENCH_DISKS, daemon_args=[], status=False)
+    try:
+        guest.start()
+        result = guest.wait()
+    finally:
+        guest.cleanup()
+    rounds = [tuple(map(float, m)) for m in re.findall(
+        r'^mark: paired \d+ on (\S+) (\S+) off (\S+) (\S+)$', result.tap, re.M)]
+    lines = ['## Hinting on and off in one boot',
+             '',
+             'TCG\'s speed drifts between boots by more than the 1%% the goal is about, so this '
+             'boot (%s, %s kernel, 1 GiB, pagehintd\'s default beside it) alternates: each '
+             'round runs the page cycle (64 MiB x 8) and page_fault1 (two threads, 128 MiB x 4) '
+             'with the guest attached to its table, then with the driver unbound (the hooks '
+             'off, as with `page_states=off`), and binds it again. The ratio per round is '
+             'attached over detached; the table gives the median and the range of the %d '
+             'rounds.' % (guest.accel_used.upper(), variant, len(rounds)),
+             '']
+    if not rounds or 'plan: done' not in result.tap:
+        return lines + ['The boot failed: %s.' % result.status, '']
+    lines += ['| measure | attached (ns) | detached (ns) | attached / detached, median '
+              '[range] |', '|---|---|---|---|']
+    for i, what in enumerate(('page cycle', 'page_fault1')):
+        on = [r[i] for r in rounds]
+        off = [r[i + 2] for r in rounds]
+        per_round = [a / b for a, b in zip(on, off)]
+        lines.append('| %s | %.1f | %.1f | %.3f [%.3f-%.3f] |' % (
+            what, statistics.median(on), statistics.median(off), statistics.median(per_round),
+            min(per_round), max(per_round)))
+    return lines
+
+
 def main():
     variant = os.environ.get('VARIANT', 'release')
+    if sys.argv[1:] == ['paired']:
+        make_disks()
+        print('\n'.join(paired_section(variant)))
+        return 0
     if sys.argv[1:] == ['idle']:
         print('\n'.join(idle_section()))
         return 0
@@ -532,7 +581,8 @@ def main():
                  overhead(IMMEDIATE, 'cycle_ns'), overhead(IMMEDIATE, 'fault1_ns'),
                  overhead(AGED, 'cycle_ns'), overhead(AGED, 'fault1_ns'))]
     plot.held({name: runs[name][0]['samples'] for name, _ in SETUPS}, svg=PLOT)
-    lines += [''] + idle_section() + [''] + idle_guest_section(variant)
+    lines += [''] + paired_section(variant) + [''] + idle_section() + [''] + \
+        idle_guest_section(variant)
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(vm.TOP, 'docs', 'bench.md'), 'w') as f:
