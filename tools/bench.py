@@ -294,19 +294,20 @@ def idle_section():
 # pagehintd's default and target 0 (the host wants memory, so the
 # scanner walks its lists).
 GUEST_IDLE_SIZES_GIB = (1, 4, 16)
-GUEST_IDLE_SETUPS = (('no hinting', None), ('pagehint, default', []),
-                     ('pagehint, target 0', ['--target-mib', '0']))
+GUEST_IDLE_SETUPS = (('no hinting', dict(cmdline='page_states=off')),
+                     ('pagehint, default', dict(daemon_args=[])),
+                     ('pagehint, target 0', dict(daemon_args=['--target-mib', '0'])))
 IDLE_GUEST_S = 30                           # as guest/plans/bench-idle sleeps
 USER_HZ = 100                               # /proc/stat's unit on x86
 
 
-def idle_guest(gib, daemon_args, variant):
+def idle_guest(gib, opts, variant):
     """One boot of the bench-idle plan: the guest's busy share of its
     vCPUs and pagehintd's share of a host core while it idles, the folios
     its scanner looked at, and how long and how much daemon CPU giving
     back what it freed took."""
     guest = vm.Guest('bench-idle', plan='bench-idle', variant=variant, mem_mib=gib * 1024,
-                     timeout=900, disks_dir=BENCH_DISKS, daemon_args=daemon_args, status=False)
+                     timeout=900, disks_dir=BENCH_DISKS, status=False, **opts)
     marks, samples = {}, []      # samples: (s, MiB held, pagehintd's on-CPU s)
     try:
         guest.start()
@@ -356,15 +357,16 @@ def idle_guest(gib, daemon_args, variant):
 def idle_guest_section(variant):
     """Markdown lines: real idle guests by size."""
     rows = []
-    for name, args in GUEST_IDLE_SETUPS:
+    for name, opts in GUEST_IDLE_SETUPS:
         for gib in GUEST_IDLE_SIZES_GIB:
             print('bench: idle guest, %s, %d GiB' % (name, gib), flush=True)
-            rows.append((name, gib, idle_guest(gib, args, variant)))
+            rows.append((name, gib, idle_guest(gib, opts, variant)))
     pct = lambda v: '-' if v is None else '%.2f%%' % (100 * v)  # noqa: E731
     num = lambda v, spec='%.1f': '-' if v is None else spec % v  # noqa: E731
     lines = ['## What an idle guest costs, guest and host',
              '',
-             'Real %s guests of each size (sparse RAM files, %s kernel): without pagehint, and '
+             'Real %s guests of each size (sparse RAM files, %s kernel): without hinting '
+             '(`page_states=off`, no daemon), and '
              'with pagehintd\'s default (aged 2 s, no target: the host wants no memory and the '
              'guest\'s scanner rests, each rest twice as long as the last, up to a minute) and '
              'target 0 (the host wants all it can get: the scanner walks its LRU lists every '
