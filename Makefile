@@ -13,7 +13,7 @@
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps tree export kernel build-each host initramfs disks build check run bench fuzz clean help
+.PHONY: all deps tree export kernel build-each host initramfs disks build qemu s390 check run bench fuzz clean help
 
 all: build
 
@@ -50,8 +50,19 @@ initramfs: kernel disks
 
 build: initramfs host
 
+# The s390 guest (tools/check.py's s390 stage): Debian's QEMU with
+# qemu/patches, which emulates ESSA, and the cross-built s390 kernel.
+qemu: deps
+	@qemu/tree.sh prepare
+	@qemu/build.sh
+
+s390: tree qemu disks host
+	@kernel/build.sh s390
+	@guest/mkinitramfs.sh s390
+
 check: deps
 	@$(MAKE) --no-print-directory build VARIANT=debug
+	@$(MAKE) --no-print-directory s390
 	@tools/check.py all
 
 # The same debug kernel as the tests: one kernel build serves both.
@@ -68,4 +79,5 @@ bench: deps
 	@tools/bench.py
 
 clean:
-	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm $(B)/each
+	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm $(B)/each \
+		$(B)/qemu-obj $(B)/busybox-s390x

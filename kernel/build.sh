@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the guest kernel out of tree: build/obj-VARIANT/arch/x86/boot/bzImage.
+# Build the guest kernel out of tree: build/obj-VARIANT/arch/ARCH/boot/bzImage.
 #   release  kernel/config/guest.config
 #   debug    guest.config + debug.config (DEBUG_VM, lockdep): what the tests boot
+#   s390     kernel/config/s390.config, cross-built with Debian's s390x gcc
 #
 # The .config is regenerated only when a fragment or the tree's Kconfig
 # changed, so an unchanged tree rebuilds in seconds.
@@ -23,10 +24,12 @@ tree=${BUILD_TREE:-$top/build/linux}
 obj=${BUILD_OBJ:-$top/build/obj-$variant}
 cfgdir=$top/kernel/config
 
+arch=x86_64 cross=
 case $variant in
 release) fragments=("$cfgdir/guest.config") ;;
 debug) fragments=("$cfgdir/guest.config" "$cfgdir/debug.config") ;;
-*) echo "build: unknown variant '$variant' (release or debug)" >&2; exit 2 ;;
+s390) fragments=("$cfgdir/s390.config"); arch=s390 cross=s390x-linux-gnu- ;;
+*) echo "build: unknown variant '$variant' (release, debug or s390)" >&2; exit 2 ;;
 esac
 [ -n "${BUILD_FRAGMENT:-}" ] && fragments+=("$BUILD_FRAGMENT")
 
@@ -38,8 +41,8 @@ export KBUILD_BUILD_USER=pagehint KBUILD_BUILD_HOST=pagehint
 command -v ccache >/dev/null && ccache --max-size=8G >/dev/null
 jobs=$(($(nproc) + 1))
 kmake() {
-	make -s -C "$tree" O="$obj" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
-		-j"$jobs" "$@"
+	make -s -C "$tree" O="$obj" ARCH=$arch CROSS_COMPILE=$cross CC="ccache ${cross}gcc" \
+		HOSTCC="ccache gcc" -j"$jobs" "$@"
 }
 
 mkdir -p "$obj"
@@ -75,5 +78,9 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; th
 	[ $bad -eq 0 ] || { mv "$obj/.config" "$obj/.config.rejected"; exit 1; }
 	echo "$inputs" > "$stamp"
 fi
-kmake bzImage modules
-echo "build: $obj/arch/x86/boot/bzImage"
+if grep -qx 'CONFIG_MODULES=y' "$obj/.config"; then
+	kmake bzImage modules
+else
+	kmake bzImage
+fi
+echo "build: $obj/arch/${arch%_64}/boot/bzImage"

@@ -22,7 +22,37 @@ packages=(
 	libcap-dev		# static libcap for selftests/mm mlock-random-test
 	pkg-config
 	gnuplot-nox		# make bench and make run: host-resident memory over time
+	# the s390 guest: cross-built kernel and programs, Debian's QEMU for
+	# s390x (stock: no ESSA; its IPL firmware serves the project's build
+	# too), and what building QEMU from Debian's source needs
+	gcc-s390x-linux-gnu libc6-dev-s390x-cross
+	qemu-system-misc qemu-system-data
+	dpkg-dev meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev
 )
+
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+
+# qemu/tree.sh fetches Debian's qemu source (a deb-src entry), and the s390
+# initramfs Debian's s390x busybox-static (the s390x architecture).
+srclist=/etc/apt/sources.list.d/pagehint-deb-src.sources
+need_update=
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+   ! grep -qs '^deb-src' /etc/apt/sources.list; then
+	echo "deps: adding a deb-src entry for bookworm ($srclist)"
+	printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' \
+		'Suites: bookworm bookworm-updates' 'Components: main' \
+		'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' | $SUDO tee "$srclist" >/dev/null
+	need_update=1
+fi
+if ! dpkg --print-foreign-architectures | grep -qx s390x; then
+	echo "deps: adding the s390x architecture to dpkg (for busybox-static:s390x)"
+	$SUDO dpkg --add-architecture s390x
+	need_update=1
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,14 +60,12 @@ for p in "${packages[@]}"; do
 	[ "$status" = installed ] || missing+=("$p")
 done
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	[ -n "$need_update" ] && $SUDO apt-get update -qq
+	exit 0
+fi
 
 echo "deps: installing ${missing[*]}"
-if [ "$(id -u)" -ne 0 ]; then
-	SUDO=sudo
-else
-	SUDO=
-fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
 	"${missing[@]}" >/dev/null

@@ -13,6 +13,12 @@ A guest runs in its own directory (on tmpfs, under /dev/shm) holding:
   console.log  the first serial port: the kernel console
   tap.log      the second serial port: results from the guest's init
 
+The s390 variant boots the same way in QEMU's s390-ccw machine: the kernel
+console on the SCLP console, results on a virtio console, the disks on
+virtio-blk over channel I/O, and the table given to the machine, whose
+emulation of ESSA keeps the guest's states in it (qemu/patches).  With
+stock_qemu, Debian's qemu-system-s390x runs it, which has no ESSA.
+
 Used as a module by the test runner and as a command by people:
   tools/vm.py --plan run --mem 1024
 """
@@ -33,12 +39,16 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(TOP, 'build')
 QEMU = 'qemu-system-x86_64'
+# The s390 guest's: the project's build (qemu/build.sh), or Debian's
+QEMU_S390 = os.path.join(BUILD, 'qemu-obj', 'qemu-system-s390x')
+QEMU_S390_STOCK = 'qemu-system-s390x'
 
 PAGEHINTD = os.path.join(BUILD, 'host', 'pagehintd')
 
 
 def kernel_image(variant):
-    return os.path.join(BUILD, 'obj-' + variant, 'arch/x86/boot/bzImage')
+    arch = 's390' if variant == 's390' else 'x86'
+    return os.path.join(BUILD, 'obj-' + variant, 'arch', arch, 'boot', 'bzImage')
 
 
 def initramfs(variant):
@@ -76,8 +86,11 @@ class Guest:
     def __init__(self, name, plan='check', variant='debug', mem_mib=1024,
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
-                 disks_dir=None, kunit=False, daemon_later=False, status=True):
+                 disks_dir=None, kunit=False, daemon_later=False, status=True,
+                 stock_qemu=False):
         self.name = name
+        self.s390 = variant == 's390'
+        self.stock_qemu = stock_qemu
         self.plan = plan
         self.variant = variant
         self.mem_mib = mem_mib
@@ -114,7 +127,52 @@ class Guest:
     def path(self, name):
         return os.path.join(self.run_dir, name)
 
+    def command_s390(self):
+        """The s390 guest: one vCPU, which the table's emulation needs
+        (a frame becomes volatile after a TLB flush of the asking vCPU)."""
+        mem = '%dM' % self.mem_mib
+        # debug_pagealloc: CONFIG_PAGE_STATES_DEBUG unmaps volatile folios
+        append = 'console=ttysclp0 panic=-1 debug_pagealloc=on plan=%s %s' % (
+            self.plan, self.cmdline)
+        if not self.kunit:
+            append += ' kunit.enable=0'
+        machine = 's390-ccw-virtio,memory-backend=ram'
+        if not self.stock_qemu:
+            machine += ',page-states=pagestates'
+        cmd = [QEMU_S390_STOCK if self.stock_qemu else QEMU_S390,
+               '-nodefaults', '-display', 'none',
+               # the machine loads its IPL firmware even with -kernel:
+               # Debian's (qemu-system-data)
+               '-L', '/usr/share/qemu',
+               '-machine', machine, '-m', mem, '-smp', '1,maxcpus=1',
+               '-accel', 'tcg', '-cpu', 'max',
+               '-object', 'memory-backend-file,id=ram,size=%s,mem-path=%s,share=on'
+               % (mem, self.path('ram')),
+               '-object', 'memory-backend-file,id=pagestates,size=%d,mem-path=%s,share=on'
+               % (os.path.getsize(self.path('table')), self.path('table')),
+               '-drive', 'file=%s,if=none,id=data,format=raw' % self.path('data.img'),
+               '-device', 'virtio-blk-ccw,drive=data,devno=fe.0.0001',
+               '-drive', 'file=%s,if=none,id=swap,format=raw' % self.path('swap.img'),
+               '-device', 'virtio-blk-ccw,drive=swap,devno=fe.0.0002',
+               '-chardev', 'file,id=con,path=%s' % self.path('console.log'),
+               '-device', 'sclpconsole,chardev=con',
+               '-chardev', 'file,id=tap,path=%s' % self.path('tap.log'),
+               '-device', 'virtio-serial-ccw,devno=fe.0.0003',
+               '-device', 'virtconsole,chardev=tap',
+               '-kernel', kernel_image(self.variant),
+               '-initrd', initramfs(self.variant),
+               '-append', append.strip(),
+               '-qmp', 'unix:%s,server=on,wait=off' % self.path('monitor.sock')]
+        if self.daemon_args is not None:
+            cmd += ['-qmp', 'unix:%s,server=on,wait=off' % self.path('qmp.sock'),
+                    '-action', 'reboot=shutdown,shutdown=pause']
+        else:
+            cmd += ['-no-reboot']
+        return cmd
+
     def command(self, accel):
+        if self.s390:
+            return self.command_s390()
         mem = '%dM' % self.mem_mib
         append = 'console=ttyS0 panic=-1 plan=%s %s' % (self.plan, self.cmdline)
         if not self.kunit:
@@ -167,10 +225,16 @@ class Guest:
         return cmd
 
     def start(self):
-        for f in (kernel_image(self.variant), initramfs(self.variant), PAGEHINTD):
+        need = [kernel_image(self.variant), initramfs(self.variant), PAGEHINTD]
+        if self.s390 and not self.stock_qemu:
+            need.append(QEMU_S390)
+        for f in need:
             if not os.path.exists(f):
                 raise FileNotFoundError('%s is missing: run "make build"' % f)
-        accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
+        if self.s390:
+            accel = 'tcg'
+        else:
+            accel = pick_accel(self.variant) if self.accel == 'auto' else self.accel
         shutil.rmtree(self.run_dir, ignore_errors=True)
         os.makedirs(self.run_dir)
         if not os.path.exists(os.path.join(self.disks_dir, 'data.erofs')):
