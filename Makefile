@@ -76,6 +76,7 @@ fuzz: host
 
 bench: deps
 	@$(MAKE) --no-print-directory build VARIANT=release
+	@$(MAKE) --no-print-directory s390
 	@tools/bench.py
 
 clean:

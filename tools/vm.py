@@ -87,10 +87,12 @@ class Guest:
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
                  disks_dir=None, kunit=False, daemon_later=False, status=True,
-                 stock_qemu=False):
+                 stock_qemu=False, s390_table=True):
         self.name = name
         self.s390 = variant == 's390'
         self.stock_qemu = stock_qemu
+        # s390: whether the machine keeps the guest's states in the table
+        self.s390_table = s390_table
         self.plan = plan
         self.variant = variant
         self.mem_mib = mem_mib
@@ -137,7 +139,7 @@ class Guest:
         if not self.kunit:
             append += ' kunit.enable=0'
         machine = 's390-ccw-virtio,memory-backend=ram'
-        if not self.stock_qemu:
+        if not self.stock_qemu and self.s390_table:
             machine += ',page-states=pagestates'
         cmd = [QEMU_S390_STOCK if self.stock_qemu else QEMU_S390,
                '-nodefaults', '-display', 'none',
