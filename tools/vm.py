@@ -165,12 +165,16 @@ class Guest:
                '-initrd', initramfs(self.variant),
                '-append', append.strip(),
                '-qmp', 'unix:%s,server=on,wait=off' % self.path('monitor.sock')]
+        return cmd + self.reset_args()
+
+    def reset_args(self):
+        """What a reset does: with pagehintd, a reboot or power-off stops
+        the guest before it runs on, so pagehintd can start a new table
+        epoch first (docs/protocol.md)."""
         if self.daemon_args is not None:
-            cmd += ['-qmp', 'unix:%s,server=on,wait=off' % self.path('qmp.sock'),
+            return ['-qmp', 'unix:%s,server=on,wait=off' % self.path('qmp.sock'),
                     '-action', 'reboot=shutdown,shutdown=pause']
-        else:
-            cmd += ['-no-reboot']
-        return cmd
+        return ['-no-reboot']
 
     def command(self, accel):
         if self.s390:
@@ -217,14 +221,7 @@ class Guest:
             cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
         if self.balloon:
             cmd += ['-device', 'virtio-balloon-pci,free-page-reporting=on']
-        if self.daemon_args is not None:
-            # A reboot or power-off stops the guest before it runs on, so
-            # pagehintd can start a new table epoch first (docs/protocol.md).
-            cmd += ['-qmp', 'unix:%s,server=on,wait=off' % self.path('qmp.sock'),
-                    '-action', 'reboot=shutdown,shutdown=pause']
-        else:
-            cmd += ['-no-reboot']
-        return cmd
+        return cmd + self.reset_args()
 
     def start(self):
         need = [kernel_image(self.variant), initramfs(self.variant), PAGEHINTD]
