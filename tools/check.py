@@ -149,13 +149,14 @@ S390_ATTACHED = 'page_states: on: '
 S390_QEMU_ATTACHED = 's390 page states: attached to epoch'
 S390_NO_ESSA = 'page_states: s390: no ESSA on this machine'
 S390_NO_STATES = 'page_states: s390: the host keeps no page states: hinting off'
+S390_BAD_MAGIC = 's390 page states: not attached: no page-state table in the region (bad magic)'
 
 
 def s390_boot(name, plan, stock_qemu=False, daemon_args=None, cmdline='', kunit=False,
-              table=True):
+              table=True, prepare=None):
     guest = vm.Guest(name, plan=plan, variant='s390', mem_mib=1024, timeout=900,
                      cmdline=cmdline, daemon_args=daemon_args, kunit=kunit,
-                     stock_qemu=stock_qemu, s390_table=table)
+                     stock_qemu=stock_qemu, s390_table=table, before_qemu=prepare)
     try:
         guest.start()
         result = guest.wait()
@@ -214,7 +215,22 @@ def stage_s390():
                     'console (%s) has %s"%s"' % (result.run_dir,
                                                  '' if S390_NO_STATES in result.console
                                                  else 'no ', S390_NO_STATES)))
-    return results + guestlog.evaluate(result, 'boot s390-no-table')
+    results += guestlog.evaluate(result, 'boot s390-no-table')
+
+    # QEMU reads a header the host wrote: a bad one is refused, with the
+    # reason, and the guest runs as on a host that keeps no states.
+    def bad_magic(guest):
+        with open(guest.path('table'), 'r+b') as f:
+            f.write(b'NOTATABL')
+    result = s390_boot('s390-bad-table', 's390-unhinted', prepare=bad_magic)
+    qemu = result.read('qemu.log')
+    results.append(('s390-bad-table: QEMU refuses the table and says why',
+                    S390_BAD_MAGIC in qemu and S390_NO_STATES in result.console,
+                    'qemu.log: %s; the guest %s "%s"' % (
+                        qemu.strip()[-200:] or '(empty)',
+                        'says' if S390_NO_STATES in result.console else 'does not say',
+                        S390_NO_STATES)))
+    return results + guestlog.evaluate(result, 'boot s390-bad-table')
 
 
 def wait_for(pred, timeout, step=0.02):
