@@ -53,21 +53,22 @@ for src in "$top"/guest/tests/*.c; do
 	$cc -static -O2 -Wall -Wextra -Werror -I"$inc" -o "$stage/tests/$(basename "$src" .c)" "$src"
 done
 
+# What only the x86 guest runs: kexec, selftests/mm, the self-test module.
 if [ "$variant" != s390 ]; then
-# The kexec plan boots this same kernel again, from inside the guest.
-mkdir -p "$stage/boot"
-cp "$obj/arch/x86/boot/bzImage" "$stage/boot/bzImage"
+	# The kexec plan boots this same kernel again, from inside the guest.
+	mkdir -p "$stage/boot"
+	cp "$obj/arch/x86/boot/bzImage" "$stage/boot/bzImage"
 
-# The kernel's own selftests/mm programs that the selftests-mm plan runs.
-"$top/guest/build-selftests-mm.sh" "$stage/selftests/mm"
-install -m 755 "$top/guest/selftests-mm/run" "$stage/selftests/run"
+	# The kernel's own selftests/mm programs that the selftests-mm plan runs.
+	"$top/guest/build-selftests-mm.sh" "$stage/selftests/mm"
+	install -m 755 "$top/guest/selftests-mm/run" "$stage/selftests/run"
 
-# The self-test module is built in a copy, so the repository stays clean.
-kdir=$top/build/kunit-fail-$variant
-rm -rf "$kdir"
-cp -r "$top/guest/kunit-fail" "$kdir"
-make -s -C "$top/build/linux" O="$obj" M="$kdir" CC="ccache gcc" modules
-cp "$kdir/pagehint_kunit_fail.ko" "$stage/modules/"
+	# The self-test module is built in a copy, so the repository stays clean.
+	kdir=$top/build/kunit-fail-$variant
+	rm -rf "$kdir"
+	cp -r "$top/guest/kunit-fail" "$kdir"
+	make -s -C "$top/build/linux" O="$obj" M="$kdir" CC="ccache gcc" modules
+	cp "$kdir/pagehint_kunit_fail.ko" "$stage/modules/"
 fi
 
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 > "$out"

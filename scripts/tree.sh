@@ -56,7 +56,7 @@ git_tree() {
 installed_version() {
 	case $kind in
 	linux) dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown ;;
-	qemu) echo "$base_version" ;;
+	qemu) echo "${qemu_version:-$base_version}" ;;
 	esac
 }
 
@@ -110,16 +110,25 @@ tree_hash() {
 	echo "$h"
 }
 
-# Debian's qemu source package, at the version of qemu/BASE.  apt-get
-# source needs a deb-src entry (scripts/deps.sh adds one).
+# Debian's qemu source package, at the version of qemu/BASE, or, once the
+# archive has moved on, the version it has (with a warning, as for the
+# kernel).  apt-get source needs a deb-src entry (scripts/deps.sh adds
+# one).  Prints the .dsc.
 fetch_qemu_source() {
 	local dsc=$srcdir/qemu_${base_version#*:}.dsc
-	[ -f "$dsc" ] && return 0
-	note "fetching Debian's qemu source $base_version (23 MB)"
-	mkdir -p "$srcdir"
-	(cd "$srcdir" && apt-get source -qq --download-only "qemu=$base_version") ||
-		die "apt-get source qemu=$base_version failed: is there a deb-src entry (scripts/deps.sh)?"
+	if [ ! -f "$dsc" ]; then
+		note "fetching Debian's qemu source $base_version (23 MB)"
+		mkdir -p "$srcdir"
+		if ! (cd "$srcdir" && apt-get source -qq --download-only "qemu=$base_version" \
+			>/dev/null 2>&1); then
+			note "WARNING: qemu $base_version is not in the archive; taking its current qemu"
+			(cd "$srcdir" && apt-get source -qq --download-only qemu >/dev/null 2>&1) ||
+				die "apt-get source qemu failed: is there a deb-src entry (scripts/deps.sh)?"
+			dsc=$(ls -1 "$srcdir"/qemu_*.dsc | tail -1)
+		fi
+	fi
 	[ -f "$dsc" ] || die "apt-get source left no $dsc"
+	echo "$dsc"
 }
 
 unpack_source() {
@@ -132,12 +141,14 @@ unpack_source() {
 		tar -C "$tree.tmp" --strip-components=1 -xf "$tarball"
 		;;
 	qemu)
-		fetch_qemu_source
-		note "unpacking Debian's qemu source $base_version (once)"
+		local dsc
+		dsc=$(fetch_qemu_source)
+		qemu_version=$(sed -n 's/^Version: //p' "$dsc")
+		note "unpacking $(basename "$dsc") (once)"
 		# (gpgv cannot check the signature: the keyring is not installed;
 		# apt checked the files against the signed archive index)
-		dpkg-source -q -x "$srcdir/qemu_${base_version#*:}.dsc" "$tree.tmp" >/dev/null 2>&1 ||
-			die "dpkg-source could not unpack $srcdir"
+		dpkg-source -q -x "$dsc" "$tree.tmp" >/dev/null 2>&1 ||
+			die "dpkg-source could not unpack $dsc"
 		# quilt's bookkeeping of Debian's patches, not source
 		rm -rf "$tree.tmp/.pc"
 		;;
