@@ -23,6 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot  # noqa: E402
 import vm  # noqa: E402
+from check import GUEST_EPOCH_AT, HOST_EPOCH_AT, SUMMARY_OFFSET_AT  # noqa: E402
 
 BENCH_DISKS = os.path.join(vm.BUILD, 'bench-disks')
 SOURCE_TREE = os.path.join(vm.BUILD, 'linux', 'fs')
@@ -220,8 +221,6 @@ IDLE_SIZES_GIB = (1, 4, 16, 64)
 IDLE_S = 20
 IDLE_WARMUP_S = 3
 IDLE_POLICIES = (('immediate', ['--policy', 'immediate']), ('aged 2 s (default)', []))
-HOST_EPOCH_AT, GUEST_EPOCH_AT = 40, 48      # offsetof(struct pagehint_header, ...)
-SUMMARY_OFFSET_AT = 216                     # offsetof(struct pagehint_header, summary_offset)
 
 
 def idle_daemon_cpu(gib, args, rewrite_summary):

@@ -19,6 +19,7 @@ import argparse
 import ctypes
 import glob
 import json
+import mmap
 import os
 import re
 import shutil
@@ -153,16 +154,72 @@ S390_BAD_MAGIC = 's390 page states: not attached: no page-state table in the reg
 
 
 def s390_boot(name, plan, stock_qemu=False, daemon_args=None, cmdline='', kunit=False,
-              table=True, prepare=None):
+              table=True, prepare=None, scenario=None):
     guest = vm.Guest(name, plan=plan, variant='s390', mem_mib=1024, timeout=900,
                      cmdline=cmdline, daemon_args=daemon_args, kunit=kunit,
                      stock_qemu=stock_qemu, s390_table=table, before_qemu=prepare)
+    results = []
     try:
         guest.start()
+        if scenario:
+            try:
+                results = scenario(guest)
+            except (OSError, ValueError, KeyError) as e:
+                results = [(name + ': scenario', False, 'it broke off: %r' % e)]
         result = guest.wait()
     finally:
         guest.cleanup()
+    result.scenario = results
     return result
+
+
+S390_EPOCH_LOST = 's390 page states: the host started a new epoch under the running guest'
+
+
+def s390_new_epoch_scenario(guest):
+    """Once the guest's data disk cache is volatile and pagehintd --chaos
+    has dropped it, stop the daemon and start a new epoch in the table as
+    pagehintd's table_reset() does, then plug in vdc to tell the guest."""
+    name = 's390-new-epoch: the host dropped the volatile cache before the epoch'
+    if not wait_for(lambda: 'mark: volatile' in guest.read('tap.log'), 600, step=0.2):
+        return [(name, False, 'the guest never marked its cache volatile')]
+    dropped = wait_for(lambda: [s for s in status_lines(guest)
+                                if s['dropped']['volatile'] >= 8000], MISSING_AFTER_S, step=0.2)
+    if not dropped:
+        return [(name, False, 'pagehintd dropped fewer than 8000 volatile frames')]
+    guest.stop_daemon()
+    # table_reset(): a new host epoch, every frame stable, no summary bit,
+    # the guest detached
+    with open(guest.path('table'), 'r+b') as f:
+        m = mmap.mmap(f.fileno(), 0)
+    try:
+        _, _, header_size, _, _, nr_frames = TABLE_HEADER.unpack_from(m)
+        summary, = struct.unpack_from('<Q', m, SUMMARY_OFFSET_AT)
+        summary_bytes = (nr_frames + 64 * 512 - 1) // (64 * 512) * 8
+        m[HOST_EPOCH_AT:HOST_EPOCH_AT + 8] = struct.pack('<Q', int.from_bytes(
+            os.urandom(8), 'little') | 1)
+        m[header_size:header_size + nr_frames] = bytes(nr_frames)
+        m[summary:summary + summary_bytes] = bytes(summary_bytes)
+        m[GUEST_EPOCH_AT:GUEST_EPOCH_AT + 8] = bytes(8)
+    finally:
+        m.close()
+    disk = guest.path('signal.img')
+    with open(disk, 'wb') as f:
+        f.truncate(1 << 20)
+    vm.qmp_hmp(guest.path('monitor.sock'),
+               'drive_add 0 if=none,id=signal,format=raw,file=%s' % disk)
+    vm.qmp_hmp(guest.path('monitor.sock'),
+               'device_add virtio-blk-ccw,drive=signal,devno=fe.0.0004')
+    results = [(name, True, '%d volatile frames dropped, then a new epoch'
+                % dropped[-1]['dropped']['volatile'])]
+    # The guest stops at its power-off for the daemon, which is gone: end
+    # QEMU once the plan is done.
+    if wait_for(lambda: 'plan: done' in guest.read('tap.log'), 600, step=0.2):
+        try:
+            vm.qmp_hmp(guest.path('monitor.sock'), 'quit')
+        except (OSError, ValueError):
+            pass        # QEMU went before it answered
+    return results
 
 
 def stage_s390():
@@ -177,6 +234,8 @@ def stage_s390():
     status = [json.loads(l) for l in result.read('pagehintd.jsonl').splitlines()
               if l.startswith('{') and l.endswith('}')]
     dropped = status[-1]['dropped'] if status else {'unused': 0, 'volatile': 0}
+    m = re.search(r'^%s(\d+) free frames marked unused$' % S390_ATTACHED, result.console, re.M)
+    marked = int(m.group(1)) if m else 0
     results = [
         ('s390: QEMU attached the table to ESSA', S390_QEMU_ATTACHED in qemu,
          'qemu.log: %s%s' % (qemu.strip()[-200:], where)),
@@ -184,6 +243,10 @@ def stage_s390():
          result.console.count(S390_ATTACHED) == 1,
          '"%s" %d times, once wanted%s' % (S390_ATTACHED, result.console.count(S390_ATTACHED),
                                            where)),
+        # most of a fresh 1 GiB guest is free: the attach marks it unused
+        ('s390: the attach marked the free frames unused', marked >= 131072,
+         '"%s%d free frames marked unused", at least 131072 wanted%s'
+         % (S390_ATTACHED, marked, where)),
         # the guest's states reached the host: it dropped both kinds
         ('s390: pagehintd dropped unused and volatile frames',
          dropped['unused'] > 0 and dropped['volatile'] > 0,
@@ -230,7 +293,17 @@ def stage_s390():
                         qemu.strip()[-200:] or '(empty)',
                         'says' if S390_NO_STATES in result.console else 'does not say',
                         S390_NO_STATES)))
-    return results + guestlog.evaluate(result, 'boot s390-bad-table')
+    results += guestlog.evaluate(result, 'boot s390-bad-table')
+
+    result = s390_boot('s390-new-epoch', 's390-epoch', daemon_args=['--chaos'],
+                       cmdline='page_states.volatile_scan_ms=100',
+                       scenario=s390_new_epoch_scenario)
+    qemu = result.read('qemu.log')
+    results += result.scenario
+    results.append(('s390-new-epoch: QEMU counts what was volatile as dropped',
+                    S390_EPOCH_LOST in qemu, 'qemu.log: %s' % (qemu.strip()[-300:] or '(empty)')))
+    # pagehintd stopped on purpose: no reset to count
+    return results + guestlog.evaluate(result, 'boot s390-new-epoch')
 
 
 def wait_for(pred, timeout, step=0.02):
@@ -387,6 +460,8 @@ TABLE_HEADER = struct.Struct('<8sIIIIQ')    # magic, version, header_size, page_
                                             # nr_frames
 TABLE_RANGE = struct.Struct('<QQQ')         # first_pfn, nr_frames, file_offset
 TABLE_RANGES_AT = 56                        # offsetof(struct pagehint_header, ranges)
+HOST_EPOCH_AT, GUEST_EPOCH_AT = 40, 48      # offsetof(struct pagehint_header, ...)
+SUMMARY_OFFSET_AT = 216                     # offsetof(struct pagehint_header, summary_offset)
 # state bytes, as include/uapi/linux/pagehint.h encodes them
 UNUSED, UNUSED_DROPPED, BUSY_UNUSED, BUSY_VOLATILE = 0x01, 0x41, 0x81, 0x82
 
