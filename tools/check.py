@@ -158,18 +158,8 @@ def s390_boot(name, plan, stock_qemu=False, daemon_args=None, cmdline='', kunit=
     guest = vm.Guest(name, plan=plan, variant='s390', mem_mib=1024, timeout=900,
                      cmdline=cmdline, daemon_args=daemon_args, kunit=kunit,
                      stock_qemu=stock_qemu, s390_table=table, before_qemu=prepare)
-    results = []
-    try:
-        guest.start()
-        if scenario:
-            try:
-                results = scenario(guest)
-            except (OSError, ValueError, KeyError) as e:
-                results = [(name + ': scenario', False, 'it broke off: %r' % e)]
-        result = guest.wait()
-    finally:
-        guest.cleanup()
-    result.scenario = results
+    scenario_results, result = run_with_scenario(guest, scenario)
+    result.scenario = scenario_results
     return result
 
 
@@ -328,6 +318,14 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
     name = name or plan
     guest = vm.Guest(name, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
                      daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare)
+    results, result = run_with_scenario(guest, scenario)
+    return results + guestlog.evaluate(result, 'boot ' + name, expected_console=expected_console,
+                                       starts=starts, resets=resets, attached=attached)
+
+
+def run_with_scenario(guest, scenario):
+    """Boot GUEST; SCENARIO(guest), if any, acts on it while it runs.
+    Returns the scenario's results and the run's Result."""
     results = []
     try:
         guest.start()
@@ -335,12 +333,11 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
             try:
                 results = scenario(guest)
             except (OSError, ValueError, KeyError) as e:
-                results = [('boot %s: scenario' % name, False, 'it broke off: %r' % e)]
+                results = [('boot %s: scenario' % guest.name, False, 'it broke off: %r' % e)]
         result = guest.wait()
     finally:
         guest.cleanup()
-    return results + guestlog.evaluate(result, 'boot ' + name, expected_console=expected_console,
-                                       starts=starts, resets=resets, attached=attached)
+    return results, result
 
 
 # How long a check waits for what must happen before it calls it missing.
