@@ -242,6 +242,18 @@ def stage_s390():
          dropped['unused'] > 0 and dropped['volatile'] > 0,
          'dropped %d unused, %d volatile%s' % (dropped['unused'], dropped['volatile'], where)),
     ]
+    # Mapped page cache went volatile, the host dropped it under the
+    # mappings, and what they read afterwards came back through the
+    # discard fault: mapverify's last line and the step's count of faults.
+    verified = re.search(r'^log: mapped-volatile: mapverify: \d+ passes, \d+ mapped frames '
+                         r'went volatile, 0 bytes differ$', result.tap, re.M)
+    faults = re.search(r'^log: mapped-volatile: vmdelta: page_states_discard_faults rose by (\d+)',
+                       result.tap, re.M)
+    results.append(('s390: mapped folios the host dropped came back through the discard fault',
+                    bool(verified and faults and int(faults.group(1)) > 0),
+                    'tap.log: %s; %s%s' % (
+                        verified.group(0) if verified else 'no "mapverify: N passes, ..., 0 bytes differ"',
+                        faults.group(0) if faults else 'no count of discard faults', where)))
     # The one case that needs a second CPU skips, for the reason it gives:
     # QEMU's ESSA table takes one vCPU (qemu/patches, 0002).
     one_cpu = 'volatile_debug_unmaps_on_every_cpu # SKIP needs a second CPU'
