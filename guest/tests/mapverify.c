@@ -4,7 +4,7 @@
  * the mappings read afterwards (s390: mapped volatile page cache, which
  * comes back through the discard fault).
  *
- *   mapverify PASSES FILE...
+ *   mapverify [-t] PASSES FILE...
  *
  * Reads each file with read() into anonymous memory, the reference, then
  * maps it privately and reads every page through the mapping once.  Each
@@ -19,11 +19,20 @@
  * own text, when it runs from the disk under test, goes volatile and
  * comes back the same way.
  *
+ * With -t, the files are then truncated to half their size (in pages)
+ * under the mappings, once their frames went volatile again: truncation
+ * meets mapped folios the host dropped.  The first half must still read
+ * right through the mappings and through read(), and a load from the
+ * first page past the new end must raise SIGBUS.
+ *
  * Prints "mapverify: N pages mapped", a line for each pass, and at the end
- * "mapverify: P passes, F mapped frames went volatile, 0 bytes differ";
- * fails on any byte that differs.
+ * "mapverify: P passes, F mapped frames went volatile, 0 bytes differ"
+ * (with -t, "mapverify: truncated: 0 bytes differ, SIGBUS past the end"
+ * before it); fails on any byte that differs.
  */
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +142,60 @@ static long wait_volatile(long since, unsigned long frames)
 	return now < 0 ? -1 : now - since;
 }
 
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Does a load from @p raise SIGBUS? */
+static int load_faults(const volatile unsigned char *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	int faulted = 0;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_jmp, 1))
+		faulted = 1;
+	else
+		(void)*p;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+/*
+ * Truncate @m's file to half its pages under the mapping, then check what
+ * is left through the mapping and through read(), and that a load past
+ * the end faults.  Returns the bytes that differ, or -1.
+ */
+static long truncate_and_check(struct mapped *m, unsigned char *buf)
+{
+	size_t half = m->size / PAGE / 2 * PAGE;
+	struct stat st;
+	long n;
+	int fd;
+
+	if (!half || truncate(m->name, half)) {
+		fprintf(stderr, "mapverify: %s: cannot truncate to %zu bytes\n", m->name, half);
+		return -1;
+	}
+	n = differ(m->map, m->ref, half);
+	fd = open(m->name, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) || st.st_size != (off_t)half || read_all(fd, buf, half)) {
+		fprintf(stderr, "mapverify: %s: cannot read %zu bytes back\n", m->name, half);
+		return -1;
+	}
+	close(fd);
+	n += differ(buf, m->ref, half);
+	if (!load_faults(m->map + half)) {
+		fprintf(stderr, "mapverify: %s: a load past the new end did not fault\n", m->name);
+		return -1;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long pages = 0, total = 0;
@@ -140,11 +203,16 @@ int main(int argc, char **argv)
 	struct mapped *m;
 	unsigned char *buf;
 	size_t largest = 0;
-	int passes, nfiles, i, pass;
+	int passes, nfiles, i, pass, trunc = 0;
 	volatile unsigned char sink = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "-t")) {
+		trunc = 1;
+		argc--;
+		argv++;
+	}
 	if (argc < 3 || (passes = atoi(argv[1])) < 1) {
-		fprintf(stderr, "usage: mapverify PASSES FILE...\n");
+		fprintf(stderr, "usage: mapverify [-t] PASSES FILE...\n");
 		return 2;
 	}
 	nfiles = argc - 2;
@@ -216,6 +284,25 @@ int main(int argc, char **argv)
 		if (bad)
 			return 1;
 		total += went;
+	}
+	if (trunc) {
+		long bad = 0, n;
+
+		if (wait_volatile(since, pages / 2) < 0)
+			return 1;
+		for (i = 0; i < nfiles; i++) {
+			n = truncate_and_check(&m[i], buf);
+			if (n < 0)
+				return 1;
+			if (n)
+				fprintf(stderr, "mapverify: %s: %ld bytes differ after the truncation\n",
+					m[i].name, n);
+			bad += n;
+		}
+		printf("mapverify: truncated: %ld bytes differ%s\n", bad,
+		       bad ? "" : ", SIGBUS past the end");
+		if (bad)
+			return 1;
 	}
 	printf("mapverify: %d passes, %lu mapped frames went volatile, 0 bytes differ\n",
 	       passes, total);
