@@ -141,6 +141,9 @@ class Guest:
         machine = 's390-ccw-virtio,memory-backend=ram'
         if not self.stock_qemu and self.s390_table:
             machine += ',page-states=pagestates'
+            # this QEMU delivers the discard fault, which the guest cannot
+            # ask (KVM does not): mapped page cache may be volatile
+            append += ' page_states.discard_fault=1'
         cmd = [QEMU_S390_STOCK if self.stock_qemu else QEMU_S390,
                '-nodefaults', '-display', 'none',
                # the machine loads its IPL firmware even with -kernel:
