@@ -35,7 +35,14 @@ KERNEL_TROUBLE = re.compile(
     r'Call Trace:|UBSAN: |KASAN: |Unable to handle|'
     r'suspicious RCU usage|page dumped because|Bad page|'
     r'INFO: task .* blocked for more than|rcu: INFO: |detected stall|'
-    r'watchdog: BUG: soft lockup|hard LOCKUP|' + re.escape(BUSY_TOO_LONG) + ')')
+    r'watchdog: BUG: soft lockup|hard LOCKUP|' + re.escape(BUSY_TOO_LONG) + '|'
+    # file systems and block devices: data the guest read wrong or could
+    # not read, which its own checks might not reach
+    r'EXT4-fs error|EXT4-fs warning|JBD2: .*error|I/O error|Buffer I/O error|'
+    r'Read-error on swap-device|Write-error on swap-device|swap_dup: Bad swap|'
+    r'SQUASHFS error|erofs \(device [^)]*\): .*(?:corrupt|bad |invalid|fail|error|cannot|unable)|'
+    r'EROFS: .*(?:corrupt|bad|invalid)|Remounting filesystem read-only|'
+    r'critical medium error|blk_update_request: |print_req_error)')
 
 # Lines of a report that say nothing on their own (a trace's frames, the
 # register dump, the tainted and hardware lines): the line that names the
@@ -114,6 +121,29 @@ def resets_seen(result, name, resets):
                                                if said else ''))
 
 
+# What pagehintd says only when something went wrong (host/pagehintd.c)
+DAEMON_TROUBLE = re.compile(r'failed|refused|could not|cannot|no memory|unknown|needs --|'
+                            r'wants a|out of range|does not take|unexpected argument|'
+                            r'exclude each other|AddressSanitizer|runtime error')
+
+
+def daemon_ended_well(result, name):
+    """Every pagehintd of the run ended as the test meant it to (tools/vm.py
+    DaemonExit) and said nothing that only trouble makes it say: a daemon
+    that aborted once the scenario's thresholds were met would otherwise
+    go unseen."""
+    problems = [e.trouble() for e in result.daemon_exits if e.trouble()]
+    if not result.daemon_exits:
+        problems.append('no pagehintd ran')
+    said = [l.strip() for l in result.read('pagehintd.log').splitlines()
+            if DAEMON_TROUBLE.search(l)]
+    if said:
+        problems.append('pagehintd.log: ' + ' / '.join(said[:3]))
+    return (name + ': pagehintd ended as asked and reported no trouble', not problems,
+            '; '.join(problems) if problems else
+            ', '.join('%d exit %d' % (e.pid, e.returncode) for e in result.daemon_exits))
+
+
 def guest_tests(tap):
     """The plan's tests; a failure carries the last lines the test printed."""
     results, output = [], {}
@@ -186,8 +216,8 @@ def suites_seen(results):
 def evaluate(result, name, expect_suites=(), expected_console=(), starts=1, resets=0,
              attached=False):
     """All results of one guest run, the run itself included.  KUnit runs
-    only in the boots made for it (EXPECT_SUITES names the suites that must
-    be there).  Console lines that hold one of EXPECTED_CONSOLE were
+    only in the boots made for it (EXPECT_SUITES: {suite: cases} that must
+    be there, each case by name).  Console lines that hold one of EXPECTED_CONSOLE were
     provoked on purpose: they are not trouble.  STARTS: how often the plan
     must start (a reboot plan: twice); RESETS: how many guest resets
     pagehintd must have seen, when it ran; ATTACHED: the guest must say
@@ -195,10 +225,16 @@ def evaluate(result, name, expect_suites=(), expected_console=(), starts=1, rese
     tap, console = result.tap, result.console
     kunit = kunit_cases(tap)
     results = guest_tests(tap) + kunit
-    for suite in expect_suites:
+    seen = {name for name, _, _ in kunit}
+    for suite, cases in dict(expect_suites).items():
         if suite not in suites_seen(results):
             results.append(('kunit: ' + suite, False,
                             'suite did not run (missing from debugfs)'))
+            continue
+        for case in cases:
+            if 'kunit: %s.%s' % (suite, case) not in seen:
+                results.append(('kunit: %s.%s' % (suite, case), False,
+                                'the case did not run: not in the suite\'s results'))
     if not expect_suites and kunit:
         results.append((name + ': KUnit ran only where asked', False,
                         '%d KUnit cases ran in a boot that switched KUnit off' % len(kunit)))
@@ -206,6 +242,7 @@ def evaluate(result, name, expect_suites=(), expected_console=(), starts=1, rese
     results.append(plan_ran_once(result, name, starts))
     if result.daemon:
         results.append(resets_seen(result, name, resets))
+        results.append(daemon_ended_well(result, name))
     if attached:
         n = console.count(ATTACHED)
         results.append((name + ': hinting attached', n == starts,
