@@ -26,6 +26,7 @@ Used as a module by the test runner and as a command by people:
 import argparse
 import bisect
 import ctypes
+import errno
 import json
 import os
 import re
@@ -58,13 +59,15 @@ def initramfs(variant):
 class Result:
     """How a guest run ended, and what it left behind."""
 
-    def __init__(self, status, run_dir, elapsed, returncode, plan, daemon):
+    def __init__(self, status, run_dir, elapsed, returncode, plan, daemon, daemon_exits=()):
         self.status = status          # 'exited', 'timeout' or 'stalled'
         self.run_dir = run_dir
         self.elapsed = elapsed
         self.returncode = returncode
         self.plan = plan
         self.daemon = daemon          # whether pagehintd ran beside it
+        # how each pagehintd process of the run ended (DaemonExit)
+        self.daemon_exits = list(daemon_exits)
 
     def read(self, name):
         try:
@@ -80,6 +83,42 @@ class Result:
     @property
     def tap(self):
         return self.read('tap.log')
+
+
+class DaemonExit:
+    """How one pagehintd process ended: its exit status (negative: the
+    signal that killed it), the signal the test itself sent to end it
+    (None: nobody asked it to end, so it had to end on its own, with
+    QEMU), and whether it outlived QEMU and had to be stopped."""
+
+    def __init__(self, pid, returncode, asked, outlived):
+        self.pid = pid
+        self.returncode = returncode
+        self.asked = asked
+        self.outlived = outlived
+
+    def trouble(self):
+        """What is wrong with how it ended, or '' when nothing is."""
+        if self.outlived:
+            return 'pagehintd %d was still running %d s after QEMU exited' % (
+                self.pid, DAEMON_EXIT_S)
+        if self.asked is None:
+            wanted = 0
+        else:
+            # pagehintd ends cleanly on SIGTERM; SIGKILL is what it dies of
+            wanted = -signal.SIGKILL if self.asked == signal.SIGKILL else 0
+        if self.returncode == wanted:
+            return ''
+        how = ('killed by %s' % signal.Signals(-self.returncode).name
+               if self.returncode < 0 else 'exit status %d' % self.returncode)
+        return 'pagehintd %d: %s, %s' % (
+            self.pid, how, 'nobody asked it to end' if self.asked is None
+            else 'when the test sent it %s' % signal.Signals(self.asked).name)
+
+
+# How long pagehintd may take to end once QEMU has (it sees the QMP socket
+# close at once): only a daemon that does not end waits this long.
+DAEMON_EXIT_S = 60
 
 
 class Guest:
@@ -116,6 +155,9 @@ class Guest:
         # leaves it out
         self.status = status
         self.daemon = None
+        # every pagehintd started on this guest: [Popen, signal the test
+        # sent to end it or None, outlived QEMU]
+        self.daemon_runs = []
         self.symbols = None             # SymbolMap, read when first needed
         # QEMU runs as for a daemon, but the caller starts it (start_daemon)
         self.daemon_later = daemon_later
@@ -164,6 +206,9 @@ class Guest:
                '-chardev', 'file,id=tap,path=%s' % self.path('tap.log'),
                '-device', 'virtio-serial-ccw,devno=fe.0.0003',
                '-device', 'virtconsole,chardev=tap',
+               # the host's words to the guest (tell, guest/hostwait): hvc1
+               '-chardev', 'pipe,id=host,path=%s' % self.path('host'),
+               '-device', 'virtconsole,chardev=host',
                '-kernel', kernel_image(self.variant),
                '-initrd', initramfs(self.variant),
                '-append', append.strip(),
@@ -215,6 +260,9 @@ class Guest:
                '-append', append.strip(),
                '-serial', 'file:' + self.path('console.log'),
                '-serial', 'file:' + self.path('tap.log'),
+               # the host's words to the guest (tell, guest/hostwait)
+               '-chardev', 'pipe,id=host,path=%s' % self.path('host'),
+               '-serial', 'chardev:host',
                # the runner's own monitor, apart from pagehintd's: where the
                # vCPUs are when a guest hangs (hang_report)
                '-qmp', 'unix:%s,server=on,wait=off' % self.path('monitor.sock')]
@@ -246,6 +294,8 @@ class Guest:
                             self.path(disk)], check=True)
         subprocess.run([PAGEHINTD, 'init', '--table', self.path('table'),
                         '--ram', self.path('ram'), '--mem-mib', str(self.mem_mib)], check=True)
+        for end in ('host.in', 'host.out'):
+            os.mkfifo(self.path(end), 0o600)
         if self.before_qemu:
             self.before_qemu(self)
         self.accel_used = accel
@@ -270,12 +320,14 @@ class Guest:
             list(self.daemon_args),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.jsonl'), 'a'),
             stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=die_with_parent)
+        self.daemon_runs.append([self.daemon, None, False])
         return self.daemon
 
     def stop_daemon(self, sig=signal.SIGTERM):
         """Signal pagehintd and wait for it; SIGCONT too, so that a daemon a
         test left stopped acts on the signal, and SIGKILL if it does not."""
         if self.daemon and self.daemon.poll() is None:
+            self.daemon_runs[-1][1] = sig
             self.daemon.send_signal(sig)
             self.daemon.send_signal(signal.SIGCONT)
             try:
@@ -284,6 +336,23 @@ class Guest:
                 self.daemon.kill()
                 self.daemon.wait()
         return self.daemon.returncode if self.daemon else None
+
+    def tell(self, word):
+        """Say WORD to the guest, which guest/hostwait waits for: a test
+        step that needs the host to have acted first waits for its word.
+        QEMU holds the pipe open (read and write), so this never blocks
+        on a missing reader, and the guest keeps what it was told."""
+        try:
+            fd = os.open(self.path('host.in'), os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # QEMU is gone: nobody to tell
+                return False
+            raise
+        try:
+            os.write(fd, (word + '\n').encode())
+        finally:
+            os.close(fd)
+        return True
 
     def read(self, name):
         """A file of the running guest's directory ('' until it exists)."""
@@ -335,11 +404,14 @@ class Guest:
             self.proc.wait()
         if self.daemon:
             try:
-                self.daemon.wait(timeout=5)
+                self.daemon.wait(timeout=DAEMON_EXIT_S)
             except subprocess.TimeoutExpired:
                 self.stop_daemon()
+                self.daemon_runs[-1][1:] = [None, True]
         result = Result(status, self.run_dir, time.monotonic() - self.started,
-                        self.proc.returncode, self.plan, self.daemon_args is not None)
+                        self.proc.returncode, self.plan, self.daemon_args is not None,
+                        [DaemonExit(p.pid, p.returncode, asked, outlived)
+                         for p, asked, outlived in self.daemon_runs])
         self.keep_logs(result)
         return result
 
