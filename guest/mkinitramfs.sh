@@ -41,6 +41,7 @@ for applet in $(/bin/busybox --list-full); do
 done
 install -m 755 "$top/guest/init" "$stage/init"
 install -m 755 "$top/guest/vmdelta" "$stage/tests/vmdelta"
+install -m 755 "$top/guest/hostwait" "$stage/tests/hostwait"
 cp "$top"/guest/plans/* "$stage/plans/"
 cp "$top/build/disks/data.sha256" "$stage/data.sha256"
 
