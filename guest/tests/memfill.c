@@ -42,22 +42,31 @@ static long meminfo_kib(const char *field)
 	return kib;
 }
 
-/* At most this many polls of 10 ms for the swap writes to complete. */
-#define WRITEBACK_POLLS	6000
+/*
+ * Polls of 10 ms for the swap writes to complete: a safety net for a write
+ * that never ends (ten minutes), not a guess at how long writes take.
+ */
+#define WRITEBACK_POLLS	60000
+#define SQUEEZES	16
 
 /*
  * Wait until no page is under writeback: a folio being written to swap
  * cannot be dropped from the swap cache yet, and a squeeze would pass it
- * by however long the write takes.  Bounded by a count: a write that never
- * ends leaves the folios in the swap cache, and the caller's counts of
- * pages read from swap show it.
+ * by however long the write takes.  A write that never ends is an error.
  */
-static void wait_for_writeback(void)
+static int wait_for_writeback(void)
 {
 	int polls;
 
-	for (polls = 0; polls < WRITEBACK_POLLS && meminfo_kib("Writeback:") > 0; polls++)
+	for (polls = 0; meminfo_kib("Writeback:") > 0; polls++) {
+		if (polls == WRITEBACK_POLLS) {
+			fprintf(stderr, "memfill: pages still under writeback after %d s\n",
+				WRITEBACK_POLLS / 100);
+			return -1;
+		}
 		usleep(10000);
+	}
+	return 0;
 }
 
 /*
@@ -66,9 +75,10 @@ static void wait_for_writeback(void)
  * touching about as much memory as is left makes reclaim drop those
  * clean folios, so that the check really reads the data back from the
  * swap device.  Reclaim takes page cache before swap cache, so squeeze
- * again while much of it is still there (a few times at most: what stays
- * is read from the swap cache, which the caller's counts of pages read
- * from swap will show).
+ * again while much of it is still there: until less than 1/64 of it is,
+ * which depends on what reclaim finds, not on how fast the machine is
+ * (SQUEEZES at most: what stays is read from the swap cache, which the
+ * caller's counts of pages read from swap will show).
  */
 static int push_to_swap(void *mem, size_t len)
 {
@@ -80,15 +90,22 @@ static int push_to_swap(void *mem, size_t len)
 		perror("memfill: madvise(MADV_PAGEOUT)");
 		return -1;
 	}
-	for (round = 0; round < 4; round++) {
+	for (round = 0;; round++) {
 		long avail, cached;
 
-		wait_for_writeback();
+		if (wait_for_writeback())
+			return -1;
 		avail = meminfo_kib("MemAvailable:");
 		cached = meminfo_kib("SwapCached:");
 
 		if (cached >= 0 && (size_t)cached * 1024 < len / 64)
 			break;
+		/* what no squeeze moves is counted by the caller's pswpin */
+		if (round == SQUEEZES) {
+			printf("memfill: %ld KiB still in the swap cache after %d squeezes\n",
+			       cached, SQUEEZES);
+			break;
+		}
 		squeeze = ((avail > 0 ? avail : 0) + (cached > 0 ? cached : 0)) * (size_t)1024;
 		other = mmap(NULL, squeeze, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -12,12 +12,14 @@
  *
  *  1. MADV_PAGEOUT writes the pages to swap; they stay in the swap cache,
  *     clean and unmapped, until reclaim needs the memory.
- *  2. After a pause (the scanner makes them volatile, a host in chaos mode
- *     drops them), every word is checked: the swap-in faults find the
- *     folios in the swap cache.
+ *  2. Once the scanner has made a quarter as many frames volatile as there
+ *     are pages and, where the guest can read the table, the host has
+ *     dropped a quarter as many volatile frames (settle(): events, not a
+ *     pause that suits one machine's speed), every word is checked: the
+ *     swap-in faults find the folios in the swap cache.
  *  3. MADV_PAGEOUT again unmaps and frees the (clean) folios, and
  *     MADV_WILLNEED reads them back by swap readahead, into swap cache
- *     that nobody maps; after a pause, every word is checked again.
+ *     that nobody maps; once settled again, every word is checked again.
  *
  * With "swapoff DEVICE", the second check runs after swapoff(2), which
  * brings everything in through the swapoff path instead of faults, and
@@ -27,7 +29,10 @@
  * differs is reported and the test fails; a dropped folio that is not
  * read again shows up as zeroes or as SIGBUS.
  *
- * With "hold FILE", it stops after step 1's pause, says "holding" on
+ * "-n" first: check without waiting for anything to go volatile, for swap
+ * cache that must stay stable (THP swapped out whole).
+ *
+ * With "hold FILE", it stops after step 1 has settled, says "holding" on
  * stdout, and waits until FILE exists (the unplug plan removes the table's
  * device meanwhile); then every word is checked, and some dropped folio
  * must have been read again, after the guest detached.
@@ -43,8 +48,8 @@
 #include <unistd.h>
 #include "guest-tests.h"
 
-#define PAUSE_US	1500000	/* more than a few scans at 100 ms */
 #define HOLD_POLLS	3000	/* of 100 ms: a failing run gives up */
+#define SETTLE_POLLS	3000	/* of 100 ms: only a failing run waits so long */
 
 static uint64_t pattern(uint64_t round, uint64_t word)
 {
@@ -87,6 +92,37 @@ static long check(const uint64_t *words, size_t pages, const uint64_t *rounds,
 	return bad;
 }
 
+/* The host's count of volatile frames it dropped; -1 without a table. */
+static long host_dropped_volatile(const uint8_t *table)
+{
+	const struct pagehint_header *hdr = (const void *)table;
+
+	return table ? (long)le64toh(*(volatile __le64 *)&hdr->host.dropped_volatile) : -1;
+}
+
+/*
+ * Wait until the scanner has made pages / 4 frames volatile since @made0
+ * and, with a table (x86; s390 keeps its states in QEMU), the host has
+ * dropped pages / 4 volatile frames since @dropped0: the step's minimum
+ * of folios read again is a quarter of its pages.
+ */
+static int settle(size_t pages, long made0, const uint8_t *table, long dropped0)
+{
+	long made = 0, dropped = 0;
+	int i;
+
+	for (i = 0; i < SETTLE_POLLS; i++) {
+		made = vmstat("page_states_volatile") - made0;
+		dropped = table ? host_dropped_volatile(table) - dropped0 : 0;
+		if (made >= (long)pages / 4 && (!table || dropped >= (long)pages / 4))
+			return 0;
+		usleep(100000);
+	}
+	fprintf(stderr, "swapcache: after %d s, %ld frames made volatile, %ld dropped by the host\n",
+		SETTLE_POLLS / 10, made, dropped);
+	return -1;
+}
+
 /* Wait for @file (at most HOLD_POLLS polls), then check and count rereads. */
 static int hold(const uint64_t *words, size_t pages, const uint64_t *rounds, const char *file)
 {
@@ -112,14 +148,21 @@ static int hold(const uint64_t *words, size_t pages, const uint64_t *rounds, con
 int main(int argc, char **argv)
 {
 	const char *swap_dev = NULL, *hold_file = NULL;
+	const uint8_t *table = NULL;
+	size_t len, pages, p, table_size;
 	uint64_t *words, *rounds;
-	size_t len, pages, p;
-	int shmem, fd = -1;
-	long bad = 0;
+	int shmem, fd = -1, wait = 1;
+	long made, dropped, bad = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "-n")) {
+		wait = 0;
+		argv++;
+		argc--;
+	}
 
 	if (argc != 3 && !(argc == 5 && (!strcmp(argv[3], "swapoff") ||
 					 !strcmp(argv[3], "hold")))) {
-		fprintf(stderr, "usage: swapcache anon|shmem MIB [swapoff DEVICE | hold FILE]\n");
+		fprintf(stderr, "usage: swapcache [-n] anon|shmem MIB [swapoff DEVICE | hold FILE]\n");
 		return 2;
 	}
 	shmem = !strcmp(argv[1], "shmem");
@@ -152,22 +195,33 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (wait && !access(PCI_DEVICES, F_OK))
+		table = map_table(&table_size);
 	for (p = 0; p < pages; p++)
 		stamp(words, p, rounds[p] = 1);
+	made = vmstat("page_states_volatile");
+	dropped = host_dropped_volatile(table);
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT"))
 		return 1;
-	usleep(PAUSE_US);
-	if (hold_file)
+	if (wait && settle(pages, made, table, dropped))
+		return 1;
+	if (hold_file) {
+		if (table)
+			munmap((void *)table, table_size);
 		return hold(words, pages, rounds, hold_file);
+	}
 	bad += check(words, pages, rounds, "swapped out, swap cache dropped");
 
 	/* Dirty half of them: these must be written out, never dropped. */
 	for (p = 0; p < pages; p += 2)
 		stamp(words, p, rounds[p] = 2);
+	made = vmstat("page_states_volatile");
+	dropped = host_dropped_volatile(table);
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT") ||
 	    advise(words, len, MADV_WILLNEED, "MADV_WILLNEED"))
 		return 1;
-	usleep(PAUSE_US);
+	if (wait && settle(pages, made, table, dropped))
+		return 1;
 	if (swap_dev) {
 		long rereads = vmstat("page_states_swap_reread");
 
