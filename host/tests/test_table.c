@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -985,6 +986,138 @@ static void test_guest_waits_for_volatile_drop(void **state)
 }
 
 /*
+ * The claim is one atomic step, and this shows it in a fixed order rather
+ * than by chance: the guest takes a frame back exactly between the host's
+ * read of its byte and the host's write of BUSY.
+ *
+ * No seam in table.c is needed for that.  The page of the table that
+ * holds the frame's byte is made read-only in the daemon's mapping, so the
+ * daemon's first write to it faults, after every read it made, whatever
+ * the code.  The SIGSEGV handler plays the guest: it makes the page
+ * writable again, takes the frame (the compare-and-swap to STABLE the
+ * kernel does) and fills it with its own data, and returns, so that the
+ * faulting instruction runs again, now against the guest's byte.  A
+ * compare-and-swap run again finds STABLE and leaves the frame alone; a
+ * claim made of a load, a compare and a store writes BUSY over the
+ * guest's STABLE, and the host then punches a frame the guest owns.
+ *
+ * The frame is the first of the second page of states, in the middle of
+ * the run: the claims before it (first page) go through untouched, the
+ * ones after it must too.
+ */
+#define CLAIM_PFN	4096		/* state byte 4096: the first of page 2 */
+#define CLAIM_FIRST	(CLAIM_PFN - 8)
+#define CLAIM_LEN	16
+
+struct claim_race {
+	uint8_t *page;			/* the read-only page of states */
+	uint8_t *state;			/* the frame's byte, in that page */
+	uint64_t *frame;		/* the frame's memory */
+	uint8_t want;
+	struct sigaction old;
+	int faults, other_faults;
+	bool took;			/* the guest's compare-and-swap won */
+	uint8_t from;			/* the byte it found */
+};
+
+static struct claim_race *claim_race;
+
+static void claim_race_segv(int sig, siginfo_t *si, void *uc)
+{
+	struct claim_race *c = claim_race;
+	uint8_t *addr = si->si_addr;
+	int i;
+
+	(void)sig;
+	(void)uc;
+	if (addr < c->page || addr >= c->page + 4096) {
+		/* a real crash: let the fault happen again under cmocka's handler */
+		c->other_faults++;
+		sigaction(SIGSEGV, &c->old, NULL);
+		return;
+	}
+	c->faults++;
+	mprotect(c->page, 4096, PROT_READ | PROT_WRITE);
+	/* the guest, between the daemon's read and its write */
+	c->from = c->want;
+	c->took = __atomic_compare_exchange_n(c->state, &c->from, PAGEHINT_STABLE, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (c->took)
+		for (i = 0; i < 512; i++)
+			c->frame[i] = GUEST_WORD | i;
+}
+
+static void expect_claim_loses_to_guest(struct files *f, uint8_t want)
+{
+	struct claim_race c = { .want = want };
+	struct sigaction sa = { 0 };
+	struct table t;
+	uint64_t pfn;
+	int64_t n;
+	int i;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
+	for (pfn = CLAIM_FIRST; pfn < CLAIM_FIRST + CLAIM_LEN; pfn++)
+		fill_frame(t.ram_fd, pfn, 0x5a);
+	memset(t.states + CLAIM_FIRST, want, CLAIM_LEN);
+	c.state = &t.states[CLAIM_PFN];
+	c.page = c.state;
+	assert_true(((uintptr_t)c.page & 4095) == 0);
+	c.frame = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd,
+		       CLAIM_PFN * 4096);
+	assert_true(c.frame != MAP_FAILED);
+
+	claim_race = &c;
+	sa.sa_sigaction = claim_race_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &c.old), 0);
+	assert_int_equal(mprotect(c.page, 4096, PROT_READ), 0);
+	n = table_drop_run(&t, want, CLAIM_FIRST, CLAIM_LEN);
+	mprotect(c.page, 4096, PROT_READ | PROT_WRITE);
+	sigaction(SIGSEGV, &c.old, NULL);
+	claim_race = NULL;
+	print_message("claim: %d fault of the daemon's write; the guest took frame %d from %#x\n",
+		      c.faults, CLAIM_PFN, c.from);
+
+	/* it happened: the guest acted once, on the byte the daemon had read */
+	assert_int_equal(c.other_faults, 0);
+	assert_int_equal(c.faults, 1);
+	assert_true(c.took);
+	assert_int_equal(c.from, want);
+	if (t.states[CLAIM_PFN] != PAGEHINT_STABLE || c.frame[0] != GUEST_WORD)
+		fail_msg("the claim overwrote the guest's: frame %d is %#x, not stable (%#x), and holds %#llx, not the guest's %#llx",
+			 CLAIM_PFN, t.states[CLAIM_PFN], PAGEHINT_STABLE,
+			 (unsigned long long)c.frame[0], (unsigned long long)GUEST_WORD);
+	for (i = 0; i < 512; i++)
+		assert_int_equal(c.frame[i], GUEST_WORD | i);
+	/* every other frame of the run was claimed and given back, in two punches */
+	assert_int_equal(n, CLAIM_LEN - 1);
+	for (pfn = CLAIM_FIRST; pfn < CLAIM_FIRST + CLAIM_LEN; pfn++) {
+		if (pfn == CLAIM_PFN)
+			continue;
+		assert_int_equal(t.states[pfn], want | PAGEHINT_DISCARDED);
+		assert_int_equal(frame_byte(t.ram_fd, pfn), 0);
+	}
+	assert_int_equal(le64toh(t.hdr->host.cas_lost), 1);
+	assert_int_equal(le64toh(t.hdr->host.punch_calls), 2);
+	munmap(c.frame, 4096);
+	table_close(&t);
+}
+
+static void test_claim_loses_to_guest_unused(void **state)
+{
+	expect_claim_loses_to_guest(*state, PAGEHINT_UNUSED);
+}
+
+static void test_claim_loses_to_guest_volatile(void **state)
+{
+	expect_claim_loses_to_guest(*state, PAGEHINT_VOLATILE);
+}
+
+/*
  * The same by chance, many times: a guest thread takes random frames, uses
  * them and gives them back while the host drops whatever is unused.
  * Contents written while stable must read back intact, a frame taken back
@@ -1211,6 +1344,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_unused_drop, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_volatile_drop, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_claim_loses_to_guest_unused, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_claim_loses_to_guest_volatile, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_race_with_guest, setup_files, teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_moved_summary, setup_files,
