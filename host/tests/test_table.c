@@ -25,6 +25,7 @@
 #include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../table.h"
@@ -1123,19 +1124,25 @@ static void test_claim_loses_to_guest_volatile(void **state)
  * Contents written while stable must read back intact, a frame taken back
  * dropped must read zero, however hard the host punches at the same time.
  *
- * That the guest meets busy frames is made certain, not left to the
- * scheduler: until the guest has waited RACE_WAITS times, the host holds
- * each claim open in its punch until the guest has found one of its frames
- * busy, and the guest goes on past RACE_ROUNDS until it has.  With at
- * least one of its RACE_FRAMES random frames held, the guest reaches one
- * in RACE_FRAMES rounds or fewer on average, whatever the machine; only a
- * guest that never waits runs on to RACE_MAX_ROUNDS, which ends every hold,
- * and the test, with a failure.
+ * That the guest meets busy frames RACE_WAITS times is made certain, and
+ * not by a budget of rounds: until the guest has waited that often, the
+ * host holds each claim open in its punch until the guest has found one
+ * of its frames busy, and says which frames it holds; the guest's next
+ * round takes one of those instead of a random frame, so every hold is
+ * one wait, and the guest runs until it has its RACE_WAITS waits (and at
+ * least RACE_ROUNDS rounds).  Neither side counts on the other making
+ * progress in a given time or number of rounds: a slow machine only takes
+ * longer, a fast one cannot get through without the waits.  A guest that
+ * takes a held frame without waiting fails at once.  Only a host that never
+ * punches at all would leave the guest going round forever: RACE_GIVE_UP_S
+ * is a safety net against that, far beyond what a passing run takes (a
+ * second or two), and not a bound any passing run comes near.
  */
 #define RACE_FRAMES	16
 #define RACE_ROUNDS	3000
 #define RACE_WAITS	100
-#define RACE_MAX_ROUNDS	(20 * RACE_ROUNDS)
+#define RACE_GIVE_UP_S	300
+#define RACE_NO_HOLD	UINT64_MAX
 
 struct race {
 	struct table *t;
@@ -1143,32 +1150,67 @@ struct race {
 	/* shared while the race runs */
 	unsigned long spins;	/* guest: reads that found a frame busy */
 	unsigned long waits;	/* guest: frames taken after waiting */
+	uint64_t held_pfn;	/* host: frames it holds busy, or RACE_NO_HOLD */
+	uint64_t held_len;
 	int stop;		/* guest: done; host: give up */
 	/* read once the guest thread has been joined */
 	unsigned long rounds, corrupt, not_zero, bad_take, bad_release;
+	unsigned long targeted;		/* guest: rounds that took a held frame */
+	unsigned long missed_hold;	/* guest: held frames taken without a wait */
+	bool gave_up;			/* guest: RACE_GIVE_UP_S passed */
 	unsigned long holds;		/* host: claims held open for the guest */
 	unsigned long bad_punch;	/* host: frames punched that it did not hold */
 };
 
+static double race_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void *guest_thread(void *arg)
 {
 	struct race *r = arg;
+	double give_up = race_now() + RACE_GIVE_UP_S;
 	unsigned int seed = 1;
 	unsigned long round;
 
-	for (round = 0; round < RACE_MAX_ROUNDS; round++) {
+	for (round = 0;; round++) {
 		uint64_t pfn = rand_r(&seed) % RACE_FRAMES;
-		uint64_t *word = (uint64_t *)(r->ram + pfn * 4096), seen = 0;
+		uint64_t held = __atomic_load_n(&r->held_pfn, __ATOMIC_SEQ_CST);
 		unsigned long spins = __atomic_load_n(&r->spins, __ATOMIC_RELAXED);
-		uint8_t *s = &r->t->states[pfn], old;
+		uint64_t *word, seen = 0;
+		uint8_t *s, old;
+		bool waited;
 		int i;
 
 		if ((round >= RACE_ROUNDS && r->waits >= RACE_WAITS) ||
 		    __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 			break;
+		if (race_now() > give_up) {
+			r->gave_up = true;
+			break;
+		}
+		/*
+		 * The host is in its punch, holding these frames busy until
+		 * this thread finds one busy: it cannot have released them.
+		 */
+		if (held != RACE_NO_HOLD) {
+			pfn = held + pfn % __atomic_load_n(&r->held_len, __ATOMIC_SEQ_CST);
+			r->targeted++;
+		}
+		word = (uint64_t *)(r->ram + pfn * 4096);
+		s = &r->t->states[pfn];
 		old = guest_take(s, &r->spins);
-		if (__atomic_load_n(&r->spins, __ATOMIC_RELAXED) != spins)
+		waited = __atomic_load_n(&r->spins, __ATOMIC_RELAXED) != spins;
+		if (waited)
 			__atomic_add_fetch(&r->waits, 1, __ATOMIC_SEQ_CST);
+		if (held != RACE_NO_HOLD && !waited) {
+			r->missed_hold++;
+			break;
+		}
 		/* only the guest makes a frame stable, and it gave them all back */
 		if (old != PAGEHINT_UNUSED && old != (PAGEHINT_UNUSED | PAGEHINT_DISCARDED)) {
 			r->bad_take++;
@@ -1199,9 +1241,11 @@ static void *guest_thread(void *arg)
 
 /*
  * In the host's punch: check that it punches only frames it holds, and
- * hold them for the guest while it still owes waits.  The frames being
- * punched are the only busy ones, so a new busy read by the guest is a
- * read of one of them.
+ * hold them for the guest while it still owes waits, saying which they
+ * are.  The frames being punched are the only busy ones, so a new busy
+ * read by the guest is a read of one of them.  The hold is withdrawn
+ * before the frames are released (after this returns), so a guest that
+ * sees it finds them busy.
  */
 static void race_punch(void *arg, uint64_t pfn, uint64_t len)
 {
@@ -1215,15 +1259,18 @@ static void race_punch(void *arg, uint64_t pfn, uint64_t len)
 	if (__atomic_load_n(&r->waits, __ATOMIC_SEQ_CST) >= RACE_WAITS)
 		return;
 	r->holds++;
+	__atomic_store_n(&r->held_len, len, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&r->held_pfn, pfn, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&r->spins, __ATOMIC_SEQ_CST) == spins &&
 	       !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 		sched_yield();
+	__atomic_store_n(&r->held_pfn, RACE_NO_HOLD, __ATOMIC_SEQ_CST);
 }
 
 static void test_race_with_guest(void **state)
 {
 	struct files *f = *state;
-	struct race r = { 0 };
+	struct race r = { .held_pfn = RACE_NO_HOLD };
 	struct table t;
 	pthread_t guest;
 	uint64_t dropped = 0;
@@ -1267,17 +1314,22 @@ static void test_race_with_guest(void **state)
 	}
 	pthread_join(guest, NULL);
 	during_punch = NULL;
-	print_message("race: %lu rounds, %llu frames dropped, %lu waits (%lu held, %lu spins)\n",
-		      r.rounds, (unsigned long long)dropped, r.waits, r.holds, r.spins);
-	print_message("race: %lu corrupt, %lu not zero when taken back dropped\n", r.corrupt,
-		      r.not_zero);
+	print_message("race: %lu rounds, %llu frames dropped, %lu waits (%lu held, %lu rounds on a held frame, %lu spins)\n",
+		      r.rounds, (unsigned long long)dropped, r.waits, r.holds, r.targeted, r.spins);
+	print_message("race: %lu corrupt, %lu not zero when taken back dropped, %lu frames punched unheld, %lu held frames taken without a wait\n",
+		      r.corrupt, r.not_zero, r.bad_punch, r.missed_hold);
 	assert_int_equal(host_errno, 0);
 	assert_int_equal(r.bad_punch, 0);
 	assert_int_equal(r.bad_take, 0);
 	assert_int_equal(r.bad_release, 0);
+	if (r.missed_hold)
+		fail_msg("race: the guest took a frame the host held busy without waiting for it");
 	assert_int_equal(r.corrupt, 0);
 	assert_int_equal(r.not_zero, 0);
 	/* both sides of the window it exists for happened */
+	if (r.gave_up)
+		fail_msg("race: no %d waits in %d s (%lu so far, %lu holds): does the host punch?",
+			 RACE_WAITS, RACE_GIVE_UP_S, r.waits, r.holds);
 	assert_true(r.waits >= RACE_WAITS);
 	assert_true(dropped > 0);
 	munmap(r.ram, RACE_FRAMES * 4096);
