@@ -44,6 +44,9 @@ qemu)
 	;;
 esac
 synced=$tree/.git/pagehint-synced
+# where the wrapper a user runs lives: kernel/tree.sh, qemu/tree.sh
+kind_dir=${patches#"$top"/}
+kind_dir=${kind_dir%/patches}
 
 die() { echo "tree: $*" >&2; exit 1; }
 note() { echo "tree: $*" >&2; }
@@ -186,7 +189,11 @@ apply_series() {
 		done
 	fi
 	unhide_new_files
-	series_hash "$patches" > "$synced"
+	# What was applied, as format-patch writes it back: a patch edited by
+	# hand (its index lines name the blobs before the edit, say) applies
+	# fine but does not come back byte for byte, and recording the hash of
+	# the files would make the very commits applied here look unexported.
+	tree_hash > "$synced"
 }
 
 prepare() {
@@ -204,9 +211,12 @@ prepare() {
 	have=$(tree_hash)
 	[ "$want" = "$have" ] && { echo "$want" > "$synced"; return 0; }
 	last=$(cat "$synced" 2>/dev/null || echo none)
-	if [ "$have" != "$last" ]; then
+	# A tree at pristine has no commits to lose, whatever the record
+	# says: that is where the advice below leaves it.
+	if [ "$have" != "$last" ] &&
+	   [ "$(git_tree rev-parse HEAD)" != "$(git_tree rev-parse 'pristine^{commit}')" ]; then
 		die "${tree#"$top"/} has commits that are not in ${patches#"$top"/}.
-Export them with 'tree.sh $kind export' (or drop them with 'git -C ${tree#"$top"/} reset --hard pristine')."
+Export them with '$kind_dir/tree.sh export', or drop them with 'git -C ${tree#"$top"/} reset --hard pristine' (either from $top)."
 	fi
 	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
 		die "${patches#"$top"/} changed but ${tree#"$top"/} has uncommitted changes; commit or stash them first"
@@ -215,7 +225,7 @@ Export them with 'tree.sh $kind export' (or drop them with 'git -C ${tree#"$top"
 }
 
 export_series() {
-	[ -d "$tree/.git" ] || die "no tree to export; run 'tree.sh $kind prepare'"
+	[ -d "$tree/.git" ] || die "no tree to export; run '$kind_dir/tree.sh prepare' (from $top)"
 	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
 		note "WARNING: ${tree#"$top"/} has uncommitted changes; only commits are exported"
 	local tmp
@@ -230,12 +240,12 @@ export_series() {
 }
 
 check() {
-	[ -d "$tree/.git" ] || die "no tree; run 'tree.sh $kind prepare'"
+	[ -d "$tree/.git" ] || die "no tree; run '$kind_dir/tree.sh prepare' (from $top)"
 	local want have
 	want=$(series_hash "$patches")
 	have=$(tree_hash)
 	[ "$want" = "$have" ] && return 0
-	die "${tree#"$top"/} and ${patches#"$top"/} differ: 'tree.sh $kind export' to save the tree, 'tree.sh $kind prepare' to take the series"
+	die "${tree#"$top"/} and ${patches#"$top"/} differ: '$kind_dir/tree.sh export' to save the tree, '$kind_dir/tree.sh prepare' to take the series (from $top)"
 }
 
 case "${2:-}" in

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../table.h"
@@ -985,24 +987,165 @@ static void test_guest_waits_for_volatile_drop(void **state)
 }
 
 /*
+ * The claim is one atomic step, and this shows it in a fixed order rather
+ * than by chance: the guest takes a frame back exactly between the host's
+ * read of its byte and the host's write of BUSY.
+ *
+ * No seam in table.c is needed for that.  The page of the table that
+ * holds the frame's byte is made read-only in the daemon's mapping, so the
+ * daemon's first write to it faults, after every read it made, whatever
+ * the code.  The SIGSEGV handler plays the guest: it makes the page
+ * writable again, takes the frame (the compare-and-swap to STABLE the
+ * kernel does) and fills it with its own data, and returns, so that the
+ * faulting instruction runs again, now against the guest's byte.  A
+ * compare-and-swap run again finds STABLE and leaves the frame alone; a
+ * claim made of a load, a compare and a store writes BUSY over the
+ * guest's STABLE, and the host then punches a frame the guest owns.
+ *
+ * The frame is the first of the second page of states, in the middle of
+ * the run: the claims before it (first page) go through untouched, the
+ * ones after it must too.
+ */
+#define CLAIM_PFN	4096		/* state byte 4096: the first of page 2 */
+#define CLAIM_FIRST	(CLAIM_PFN - 8)
+#define CLAIM_LEN	16
+
+struct claim_race {
+	uint8_t *page;			/* the read-only page of states */
+	uint8_t *state;			/* the frame's byte, in that page */
+	uint64_t *frame;		/* the frame's memory */
+	uint8_t want;
+	struct sigaction old;
+	int faults, other_faults;
+	bool took;			/* the guest's compare-and-swap won */
+	uint8_t from;			/* the byte it found */
+};
+
+static struct claim_race *claim_race;
+
+static void claim_race_segv(int sig, siginfo_t *si, void *uc)
+{
+	struct claim_race *c = claim_race;
+	uint8_t *addr = si->si_addr;
+	int i;
+
+	(void)sig;
+	(void)uc;
+	if (addr < c->page || addr >= c->page + 4096) {
+		/* a real crash: let the fault happen again under cmocka's handler */
+		c->other_faults++;
+		sigaction(SIGSEGV, &c->old, NULL);
+		return;
+	}
+	c->faults++;
+	mprotect(c->page, 4096, PROT_READ | PROT_WRITE);
+	/* the guest, between the daemon's read and its write */
+	c->from = c->want;
+	c->took = __atomic_compare_exchange_n(c->state, &c->from, PAGEHINT_STABLE, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (c->took)
+		for (i = 0; i < 512; i++)
+			c->frame[i] = GUEST_WORD | i;
+}
+
+static void expect_claim_loses_to_guest(struct files *f, uint8_t want)
+{
+	struct claim_race c = { .want = want };
+	struct sigaction sa = { 0 };
+	struct table t;
+	int64_t n = -1;
+	int i, protected;
+	uint64_t pfn;
+
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	attach_guest(&t);
+	for (pfn = CLAIM_FIRST; pfn < CLAIM_FIRST + CLAIM_LEN; pfn++)
+		fill_frame(t.ram_fd, pfn, 0x5a);
+	memset(t.states + CLAIM_FIRST, want, CLAIM_LEN);
+	c.state = &t.states[CLAIM_PFN];
+	c.page = c.state;
+	assert_true(((uintptr_t)c.page & 4095) == 0);
+	c.frame = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, t.ram_fd,
+		       CLAIM_PFN * 4096);
+	assert_true(c.frame != MAP_FAILED);
+
+	claim_race = &c;
+	sa.sa_sigaction = claim_race_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &c.old), 0);
+	/* no assert until the handler is gone: it uses c, on this stack */
+	protected = mprotect(c.page, 4096, PROT_READ);
+	if (!protected)
+		n = table_drop_run(&t, want, CLAIM_FIRST, CLAIM_LEN);
+	mprotect(c.page, 4096, PROT_READ | PROT_WRITE);
+	sigaction(SIGSEGV, &c.old, NULL);
+	claim_race = NULL;
+	assert_int_equal(protected, 0);
+	print_message("claim: %d fault of the daemon's write; the guest %s frame %d (found %#x)\n",
+		      c.faults, c.took ? "took" : "did not take", CLAIM_PFN, c.from);
+
+	/* it happened: the guest acted once, on the byte the daemon had read */
+	assert_int_equal(c.other_faults, 0);
+	assert_int_equal(c.faults, 1);
+	assert_true(c.took);
+	assert_int_equal(c.from, want);
+	if (t.states[CLAIM_PFN] != PAGEHINT_STABLE || c.frame[0] != GUEST_WORD)
+		fail_msg("the claim overwrote the guest's: frame %d is %#x, not stable (%#x), and holds %#llx, not the guest's %#llx",
+			 CLAIM_PFN, t.states[CLAIM_PFN], PAGEHINT_STABLE,
+			 (unsigned long long)c.frame[0], (unsigned long long)GUEST_WORD);
+	for (i = 0; i < 512; i++)
+		assert_int_equal(c.frame[i], GUEST_WORD | i);
+	/* every other frame of the run was claimed and given back, in two punches */
+	assert_int_equal(n, CLAIM_LEN - 1);
+	for (pfn = CLAIM_FIRST; pfn < CLAIM_FIRST + CLAIM_LEN; pfn++) {
+		if (pfn == CLAIM_PFN)
+			continue;
+		assert_int_equal(t.states[pfn], want | PAGEHINT_DISCARDED);
+		assert_int_equal(frame_byte(t.ram_fd, pfn), 0);
+	}
+	assert_int_equal(le64toh(t.hdr->host.cas_lost), 1);
+	assert_int_equal(le64toh(t.hdr->host.punch_calls), 2);
+	munmap(c.frame, 4096);
+	table_close(&t);
+}
+
+static void test_claim_loses_to_guest_unused(void **state)
+{
+	expect_claim_loses_to_guest(*state, PAGEHINT_UNUSED);
+}
+
+static void test_claim_loses_to_guest_volatile(void **state)
+{
+	expect_claim_loses_to_guest(*state, PAGEHINT_VOLATILE);
+}
+
+/*
  * The same by chance, many times: a guest thread takes random frames, uses
  * them and gives them back while the host drops whatever is unused.
  * Contents written while stable must read back intact, a frame taken back
  * dropped must read zero, however hard the host punches at the same time.
  *
- * That the guest meets busy frames is made certain, not left to the
- * scheduler: until the guest has waited RACE_WAITS times, the host holds
- * each claim open in its punch until the guest has found one of its frames
- * busy, and the guest goes on past RACE_ROUNDS until it has.  With at
- * least one of its RACE_FRAMES random frames held, the guest reaches one
- * in RACE_FRAMES rounds or fewer on average, whatever the machine; only a
- * guest that never waits runs on to RACE_MAX_ROUNDS, which ends every hold,
- * and the test, with a failure.
+ * That the guest meets busy frames RACE_WAITS times is made certain, and
+ * not by a budget of rounds: until the guest has waited that often, the
+ * host holds each claim open in its punch until the guest has found one
+ * of its frames busy, and says which frames it holds; the guest's next
+ * round takes one of those instead of a random frame, so every hold is
+ * one wait, and the guest runs until it has its RACE_WAITS waits (and at
+ * least RACE_ROUNDS rounds).  Neither side counts on the other making
+ * progress in a given time or number of rounds: a slow machine only takes
+ * longer, a fast one cannot get through without the waits.  A guest that
+ * takes a held frame without waiting fails at once.  Only a host that never
+ * punches at all would leave the guest going round forever: RACE_GIVE_UP_S
+ * is a safety net against that, far beyond what a passing run takes (a
+ * second or two), and not a bound any passing run comes near.
  */
 #define RACE_FRAMES	16
 #define RACE_ROUNDS	3000
 #define RACE_WAITS	100
-#define RACE_MAX_ROUNDS	(20 * RACE_ROUNDS)
+#define RACE_GIVE_UP_S	300
+#define RACE_NO_HOLD	UINT64_MAX
 
 struct race {
 	struct table *t;
@@ -1010,32 +1153,67 @@ struct race {
 	/* shared while the race runs */
 	unsigned long spins;	/* guest: reads that found a frame busy */
 	unsigned long waits;	/* guest: frames taken after waiting */
+	uint64_t held_pfn;	/* host: frames it holds busy, or RACE_NO_HOLD */
+	uint64_t held_len;
 	int stop;		/* guest: done; host: give up */
 	/* read once the guest thread has been joined */
 	unsigned long rounds, corrupt, not_zero, bad_take, bad_release;
+	unsigned long targeted;		/* guest: rounds that took a held frame */
+	unsigned long missed_hold;	/* guest: held frames taken without a wait */
+	bool gave_up;			/* guest: RACE_GIVE_UP_S passed */
 	unsigned long holds;		/* host: claims held open for the guest */
 	unsigned long bad_punch;	/* host: frames punched that it did not hold */
 };
 
+static double race_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void *guest_thread(void *arg)
 {
 	struct race *r = arg;
+	double give_up = race_now() + RACE_GIVE_UP_S;
 	unsigned int seed = 1;
 	unsigned long round;
 
-	for (round = 0; round < RACE_MAX_ROUNDS; round++) {
+	for (round = 0;; round++) {
 		uint64_t pfn = rand_r(&seed) % RACE_FRAMES;
-		uint64_t *word = (uint64_t *)(r->ram + pfn * 4096), seen = 0;
+		uint64_t held = __atomic_load_n(&r->held_pfn, __ATOMIC_SEQ_CST);
 		unsigned long spins = __atomic_load_n(&r->spins, __ATOMIC_RELAXED);
-		uint8_t *s = &r->t->states[pfn], old;
+		uint64_t *word, seen = 0;
+		uint8_t *s, old;
+		bool waited;
 		int i;
 
 		if ((round >= RACE_ROUNDS && r->waits >= RACE_WAITS) ||
 		    __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 			break;
+		if (race_now() > give_up) {
+			r->gave_up = true;
+			break;
+		}
+		/*
+		 * The host is in its punch, holding these frames busy until
+		 * this thread finds one busy: it cannot have released them.
+		 */
+		if (held != RACE_NO_HOLD) {
+			pfn = held + pfn % __atomic_load_n(&r->held_len, __ATOMIC_SEQ_CST);
+			r->targeted++;
+		}
+		word = (uint64_t *)(r->ram + pfn * 4096);
+		s = &r->t->states[pfn];
 		old = guest_take(s, &r->spins);
-		if (__atomic_load_n(&r->spins, __ATOMIC_RELAXED) != spins)
+		waited = __atomic_load_n(&r->spins, __ATOMIC_RELAXED) != spins;
+		if (waited)
 			__atomic_add_fetch(&r->waits, 1, __ATOMIC_SEQ_CST);
+		if (held != RACE_NO_HOLD && !waited) {
+			r->missed_hold++;
+			break;
+		}
 		/* only the guest makes a frame stable, and it gave them all back */
 		if (old != PAGEHINT_UNUSED && old != (PAGEHINT_UNUSED | PAGEHINT_DISCARDED)) {
 			r->bad_take++;
@@ -1066,9 +1244,11 @@ static void *guest_thread(void *arg)
 
 /*
  * In the host's punch: check that it punches only frames it holds, and
- * hold them for the guest while it still owes waits.  The frames being
- * punched are the only busy ones, so a new busy read by the guest is a
- * read of one of them.
+ * hold them for the guest while it still owes waits, saying which they
+ * are.  The frames being punched are the only busy ones, so a new busy
+ * read by the guest is a read of one of them.  The hold is withdrawn
+ * before the frames are released (after this returns), so a guest that
+ * sees it finds them busy.
  */
 static void race_punch(void *arg, uint64_t pfn, uint64_t len)
 {
@@ -1082,15 +1262,18 @@ static void race_punch(void *arg, uint64_t pfn, uint64_t len)
 	if (__atomic_load_n(&r->waits, __ATOMIC_SEQ_CST) >= RACE_WAITS)
 		return;
 	r->holds++;
+	__atomic_store_n(&r->held_len, len, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&r->held_pfn, pfn, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&r->spins, __ATOMIC_SEQ_CST) == spins &&
 	       !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
 		sched_yield();
+	__atomic_store_n(&r->held_pfn, RACE_NO_HOLD, __ATOMIC_SEQ_CST);
 }
 
 static void test_race_with_guest(void **state)
 {
 	struct files *f = *state;
-	struct race r = { 0 };
+	struct race r = { .held_pfn = RACE_NO_HOLD };
 	struct table t;
 	pthread_t guest;
 	uint64_t dropped = 0;
@@ -1134,17 +1317,22 @@ static void test_race_with_guest(void **state)
 	}
 	pthread_join(guest, NULL);
 	during_punch = NULL;
-	print_message("race: %lu rounds, %llu frames dropped, %lu waits (%lu held, %lu spins)\n",
-		      r.rounds, (unsigned long long)dropped, r.waits, r.holds, r.spins);
-	print_message("race: %lu corrupt, %lu not zero when taken back dropped\n", r.corrupt,
-		      r.not_zero);
+	print_message("race: %lu rounds, %llu frames dropped, %lu waits (%lu held, %lu rounds on a held frame, %lu spins)\n",
+		      r.rounds, (unsigned long long)dropped, r.waits, r.holds, r.targeted, r.spins);
+	print_message("race: %lu corrupt, %lu not zero when taken back dropped, %lu frames punched unheld, %lu held frames taken without a wait\n",
+		      r.corrupt, r.not_zero, r.bad_punch, r.missed_hold);
 	assert_int_equal(host_errno, 0);
 	assert_int_equal(r.bad_punch, 0);
 	assert_int_equal(r.bad_take, 0);
 	assert_int_equal(r.bad_release, 0);
+	if (r.missed_hold)
+		fail_msg("race: the guest took a frame the host held busy without waiting for it");
 	assert_int_equal(r.corrupt, 0);
 	assert_int_equal(r.not_zero, 0);
 	/* both sides of the window it exists for happened */
+	if (r.gave_up)
+		fail_msg("race: no %d waits in %d s (%lu so far, %lu holds): does the host punch?",
+			 RACE_WAITS, RACE_GIVE_UP_S, r.waits, r.holds);
 	assert_true(r.waits >= RACE_WAITS);
 	assert_true(dropped > 0);
 	munmap(r.ram, RACE_FRAMES * 4096);
@@ -1211,6 +1399,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_unused_drop, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_guest_waits_for_volatile_drop, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_claim_loses_to_guest_unused, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_claim_loses_to_guest_volatile, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_race_with_guest, setup_files, teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_moved_summary, setup_files,
