@@ -64,6 +64,22 @@ if [ "$variant" != s390 ]; then
 	"$top/guest/build-selftests-mm.sh" "$stage/selftests/mm"
 	install -m 755 "$top/guest/selftests-mm/run" "$stage/selftests/run"
 
+	# Debian's git, sqlite3 and xz, which check their own data on the data
+	# disk (guest/selfcheck), with the libraries ldd names and the loader.
+	# xz replaces busybox's applet; git runs its helpers (gc: repack,
+	# prune...) as "git CMD" from its exec path, where git itself suffices.
+	install -m 755 "$top/guest/selfcheck" "$stage/tests/selfcheck"
+	for prog in /usr/bin/git /usr/bin/sqlite3 /usr/bin/xz; do
+		rm -f "$stage$prog"
+		cp "$prog" "$stage$prog"
+		for lib in $(ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+	done
+	mkdir -p "$stage/usr/lib/git-core"
+	ln -s /usr/bin/git "$stage/usr/lib/git-core/git"
+
 	# The self-test module is built in a copy, so the repository stays clean.
 	kdir=$top/build/kunit-fail-$variant
 	rm -rf "$kdir"

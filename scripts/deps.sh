@@ -16,6 +16,7 @@ packages=(
 	busybox-static		# guest userspace
 	e2fsprogs		# mkfs.ext4 -d for the data disk
 	erofs-utils		# mkfs.erofs: the same files where large folios are used
+	git sqlite3		# with xz: data the guest's programs check themselves (guest/selfcheck)
 	libcmocka-dev		# host-side unit tests
 	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
 	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
