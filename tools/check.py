@@ -901,6 +901,15 @@ SELFTESTS_MM_MODES = (
 # files on the scratch disk): counted by each program's run, so that the
 # scratch setup's own drop_caches does not count.
 SELFTESTS_MM_MIN_DROPPED = 1000
+# No program has a time limit (how long it takes is the machine's
+# business).  A hang is a program that stops using CPU: the guest prints
+# "selftest-progress:" on its console every 10 s that the running
+# program's processes used CPU time (guest/selftests-mm/run), and a boot
+# whose guest has printed neither that nor a result for this long is
+# ended and fails, with where its vCPUs were.  The boot's own timeout is
+# only a safety net against a program that spins.
+SELFTESTS_MM_STALL_S = 600
+SELFTESTS_MM_TIMEOUT_S = 4 * 3600
 
 
 def selftests_mm_plan():
@@ -944,6 +953,40 @@ def selftest_cases(lines):
     return cases, seconds, dropped
 
 
+def selftests_mm_watch(mode):
+    """The scenario of a selftests-mm boot: watch the guest make progress
+    (a program's CPU time growing, or a result) and end it once it has
+    made none for SELFTESTS_MM_STALL_S, saying which program stalled."""
+    name = 'selftests-mm %s: boot: every program kept making progress' % mode
+
+    def progress(guest):
+        console = guest.read('console.log')
+        return (len(guest.read('tap.log')), console.count('selftest-progress:')), console
+
+    def scenario(guest):
+        seen, _ = progress(guest)
+        seen_at = time.monotonic()
+        # Until QEMU exits, or the boot's timeout, which guest.wait() then
+        # enforces.
+        while guest.proc.poll() is None and time.monotonic() - guest.started < guest.timeout:
+            time.sleep(2)
+            now, console = progress(guest)
+            if now != seen:
+                seen, seen_at = now, time.monotonic()
+                continue
+            if time.monotonic() - seen_at < SELFTESTS_MM_STALL_S:
+                continue
+            running = re.findall(r'^pagehint-guest: --- (\S+)', console, re.M)
+            guest.hang_report()
+            os.killpg(guest.proc.pid, signal.SIGKILL)
+            guest.proc.wait()
+            return [(name, False, '%s used no CPU and the guest reported nothing for %d s: '
+                     'the guest was ended (its vCPUs: hang.txt)'
+                     % (running[-1] if running else 'the plan', SELFTESTS_MM_STALL_S))]
+        return [(name, True, '')]
+    return scenario
+
+
 def selftests_mm_boot(mode, kw):
     """One boot of the plan: {test: (passed, why, cases)} and the boot's
     own results (finished in time, no oops, KUnit)."""
@@ -955,7 +998,8 @@ def selftests_mm_boot(mode, kw):
                        check=True)
 
     boot_name = '%s-%s' % (SELFTESTS_MM_PLAN, mode)
-    results = hinted_boot(SELFTESTS_MM_PLAN, None, timeout=600, prepare=scratch_disk,
+    results = hinted_boot(SELFTESTS_MM_PLAN, selftests_mm_watch(mode),
+                          timeout=SELFTESTS_MM_TIMEOUT_S, prepare=scratch_disk,
                           name=boot_name, **kw)
     with open(os.path.join(TOP, 'build', 'logs', boot_name, 'tap.log'), errors='replace') as f:
         tap = f.read()
