@@ -7,7 +7,7 @@
 #
 # The selftests Makefile is not used: it writes local_config.h/.mk into
 # the source directory (the kernel tree must stay as the series left it)
-# and builds some 50 programs where the plan needs 18.  Each program is compiled
+# and builds some 50 programs where the plan needs 19.  Each program is compiled
 # the way that Makefile does it (same flags, same helper objects, the
 # sources named relative to their directory, as some tests build file
 # names from __FILE__), one object at a time through ccache, then linked
