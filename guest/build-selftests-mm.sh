@@ -7,7 +7,7 @@
 #
 # The selftests Makefile is not used: it writes local_config.h/.mk into
 # the source directory (the kernel tree must stay as the series left it)
-# and builds some 50 programs where the plan needs 18.  Each program is compiled
+# and builds some 50 programs where the plan needs 19.  Each program is compiled
 # the way that Makefile does it (same flags, same helper objects, the
 # sources named relative to their directory, as some tests build file
 # names from __FILE__), one object at a time through ccache, then linked
@@ -23,9 +23,9 @@ work=$top/build/selftests-mm
 hdr=$top/build/hdr
 
 # The programs: every one that the plan names after "/selftests/run
-# [--as USER] SECONDS".  Each links vm_util.c and thp_settings.c (as the
+# [--OPTION VALUE]...".  Each links vm_util.c and thp_settings.c (as the
 # selftests Makefile links them into every test), some one more source.
-mapfile -t tests < <(sed -nE 's|.*/selftests/run (--as [^ ]+ )?[0-9]+ ([^ ;]+).*|\2|p' \
+mapfile -t tests < <(sed -nE '/^#/d; s|.*/selftests/run (--[a-z]+ [^ ]+ )*([^ ;-][^ ;]*).*|\2|p' \
 	"$top/guest/plans/selftests-mm" | sort -u)
 declare -A extra=([uffd-unit-tests]=uffd-common.c [uffd-stress]=uffd-common.c)
 

@@ -1164,8 +1164,9 @@ def stage_hinting():
 #        moment it appears) and a volatile page cache scan every 100 ms
 # Every test passing off must pass on, and every sub-test that passes off
 # must pass on.  A sub-test that skips is reported with its reason, never
-# counted as passed silently; a program that skips as a whole fails (the
-# plan holds only programs that run here).
+# counted as passed silently, and fails the stage unless
+# SELFTESTS_MM_ACCEPTED_SKIPS accepts its reason; a program that skips as
+# a whole fails (the plan holds only programs that run here).
 SELFTESTS_MM_PLAN = 'selftests-mm'
 SELFTESTS_MM_MODES = (
     ('off', dict(daemon=False, cmdline='page_states=off', attached=False)),
@@ -1176,6 +1177,28 @@ SELFTESTS_MM_MODES = (
 # files on the scratch disk): counted by each program's run, so that the
 # scratch setup's own drop_caches does not count.
 SELFTESTS_MM_MIN_DROPPED = 1000
+# No program has a time limit (how long it takes is the machine's
+# business).  A hang is a program that stops using CPU: the guest prints
+# "selftest-progress:" on its console every 10 s that the running
+# program's processes used CPU time (guest/selftests-mm/run), and a boot
+# whose guest has printed neither that nor a result for this long is
+# ended and fails, with where its vCPUs were.  The boot's own timeout is
+# only a safety net against a program that spins.
+SELFTESTS_MM_STALL_S = 600
+SELFTESTS_MM_TIMEOUT_S = 4 * 3600
+# The sub-test skips that the stage accepts, each with why this guest
+# cannot run that case: (test, as the plan names it; a regular expression
+# matched against "sub-test # skip reason"; why).  Any other
+# skip fails the stage, with hinting off as with it on: a skip whose
+# cause can be fixed (a config option, hugetlb pages, swap) is a test
+# that does not run.
+SELFTESTS_MM_ACCEPTED_SKIPS = (
+    ('cow', r'^Basic COW after fork\(\) when collapsing after fork\(\) \(fully shared\) # '
+     r'MADV_COLLAPSE failed: Invalid argument',
+     "6.12's collapse takes no anonymous range without a writable PTE (SCAN_PAGE_RO, "
+     'EINVAL), and after fork() every PTE of the fully shared THP is read-only'),
+    ('mdwe_test', r'\.arm64_BTI # HWCAP2_BTI not supported', 'arm64 only'),
+)
 
 
 def selftests_mm_plan():
@@ -1190,10 +1213,18 @@ def selftest_cases(lines):
     Sub-tests are KTAP lines ("ok 3 name # SKIP why") or uffd-unit-tests'
     own ("Testing minor on shmem... done")."""
     cases, seconds, dropped = {}, '', None
+    run = ''
     for line in lines:
+        # cow and gup_longterm name a case only in the "# [RUN] ..." line
+        # before its result
+        m = re.match(r'# \[RUN\] (.*)$', line)
+        if m:
+            run = m.group(1).strip()
         m = re.match(r'(not ok|ok) (\d+) ?(.*)$', line)
         if m:
             desc, directive = (m.group(3).split('#', 1) + [''])[:2]
+            desc = desc.strip() or run
+            run = ''
             # The number is the sub-test; the description can change
             # from run to run (mrelease_test names a size it adapts).
             key = '%3s %s' % (m.group(2), desc.strip())
@@ -1219,6 +1250,40 @@ def selftest_cases(lines):
     return cases, seconds, dropped
 
 
+def selftests_mm_watch(mode):
+    """The scenario of a selftests-mm boot: watch the guest make progress
+    (a program's CPU time growing, or a result) and end it once it has
+    made none for SELFTESTS_MM_STALL_S, saying which program stalled."""
+    name = 'selftests-mm %s: boot: every program kept making progress' % mode
+
+    def progress(guest):
+        console = guest.read('console.log')
+        return (len(guest.read('tap.log')), console.count('selftest-progress:')), console
+
+    def scenario(guest):
+        seen, _ = progress(guest)
+        seen_at = time.monotonic()
+        # Until QEMU exits, or the boot's timeout, which guest.wait() then
+        # enforces.
+        while guest.proc.poll() is None and time.monotonic() - guest.started < guest.timeout:
+            time.sleep(2)
+            now, console = progress(guest)
+            if now != seen:
+                seen, seen_at = now, time.monotonic()
+                continue
+            if time.monotonic() - seen_at < SELFTESTS_MM_STALL_S:
+                continue
+            running = re.findall(r'^pagehint-guest: --- (\S+)', console, re.M)
+            guest.hang_report()
+            os.killpg(guest.proc.pid, signal.SIGKILL)
+            guest.proc.wait()
+            return [(name, False, '%s used no CPU and the guest reported nothing for %d s: '
+                     'the guest was ended (its vCPUs: hang.txt)'
+                     % (running[-1] if running else 'the plan', SELFTESTS_MM_STALL_S))]
+        return [(name, True, '')]
+    return scenario
+
+
 def selftests_mm_boot(mode, kw):
     """One boot of the plan: {test: (passed, why, cases)} and the boot's
     own results (finished in time, no oops, KUnit)."""
@@ -1230,7 +1295,8 @@ def selftests_mm_boot(mode, kw):
                        check=True)
 
     boot_name = '%s-%s' % (SELFTESTS_MM_PLAN, mode)
-    results = hinted_boot(SELFTESTS_MM_PLAN, None, timeout=600, prepare=scratch_disk,
+    results = hinted_boot(SELFTESTS_MM_PLAN, selftests_mm_watch(mode),
+                          timeout=SELFTESTS_MM_TIMEOUT_S, prepare=scratch_disk,
                           name=boot_name, **kw)
     with open(os.path.join(TOP, 'build', 'logs', boot_name, 'tap.log'), errors='replace') as f:
         tap = f.read()
@@ -1278,12 +1344,44 @@ def skip_summary(cases):
                                 (' ...' if len(reasons) > 3 else '')) if skips else ''
 
 
+def selftests_mm_accepted_skip(test, key, reason):
+    """Why SELFTESTS_MM_ACCEPTED_SKIPS accepts that TEST's sub-test KEY
+    skipped for REASON, or None."""
+    text = '%s # %s' % (re.sub(r'^\s*\d+ ', '', key).strip(), reason)
+    for name, pattern, why in SELFTESTS_MM_ACCEPTED_SKIPS:
+        if name == test and re.search(pattern, text):
+            return why
+    return None
+
+
+def selftests_mm_skips(tests):
+    """The skipped sub-tests of one boot that SELFTESTS_MM_ACCEPTED_SKIPS
+    does not accept ("test: sub-test # reason"), and how many it does."""
+    refused, accepted = [], 0
+    for test, (_, _, cases, _, _) in tests.items():
+        for key, (status, reason) in cases.items():
+            if status != 'skip':
+                continue
+            if selftests_mm_accepted_skip(test, key, reason):
+                accepted += 1
+            else:
+                refused.append('%s: %s # %s' % (test, key.strip(), reason or 'no reason given'))
+    return refused, accepted
+
+
 def stage_selftests_mm():
     plan = selftests_mm_plan()
     runs, results = {}, []
     for mode, kw in SELFTESTS_MM_MODES:
         tests, boot_results = selftests_mm_boot(mode, kw)
         runs[mode] = tests
+        refused, accepted = selftests_mm_skips(tests)
+        results.append(('selftests-mm %s: every skipped sub-test has an accepted reason' % mode,
+                        not refused,
+                        '%d skipped for a reason not in SELFTESTS_MM_ACCEPTED_SKIPS: %s%s'
+                        % (len(refused), ' | '.join(refused[:8]),
+                           ' ...' if len(refused) > 8 else '') if refused else
+                        '%d skips, all accepted' % accepted))
         for test in plan:
             if test not in tests:
                 results.append(('selftests-mm %s: %s' % (mode, test), False,
