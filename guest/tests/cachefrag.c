@@ -28,22 +28,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "guest-tests.h"
 
 #define PAGE	4096UL
-
-static long meminfo_kib(const char *field)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kib = strtol(line + strlen(field), NULL, 10);
-	if (f)
-		fclose(f);
-	return kib;
-}
 
 int main(int argc, char **argv)
 {

@@ -23,6 +23,21 @@
 #define RESULTS_FD	3	/* init's results port (tap.log on the host) */
 #define PCI_DEVICES	"/sys/bus/pci/devices"
 
+/* A /proc/meminfo field in KiB, -1 if there is none. */
+static inline long meminfo_kib(const char *field)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			kib = strtol(line + strlen(field), NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
 /*
  * A /proc/vmstat counter, -1 if there is none.  No stdio and no malloc:
  * a test may call it while another thread's fault holds its mmap lock.

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "guest-tests.h"
 
 static uint64_t pattern(uint64_t round, uint64_t word)
 {
@@ -26,20 +27,6 @@ static uint64_t pattern(uint64_t round, uint64_t word)
 	 * round, never zero-filled, never the same for two pages.
 	 */
 	return (word + 1) * 0x9e3779b97f4a7c15ull ^ (round << 56 | round);
-}
-
-static long meminfo_kib(const char *field)
-{
-	char line[128];
-	long kib = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kib = strtol(line + strlen(field), NULL, 10);
-	if (f)
-		fclose(f);
-	return kib;
 }
 
 /*
