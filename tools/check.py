@@ -218,7 +218,9 @@ S390_BAD_MAGIC = 's390 page states: not attached: no page-state table in the reg
 
 def s390_boot(name, plan, stock_qemu=False, daemon_args=None, cmdline='', kunit=False,
               table=True, prepare=None, scenario=None):
-    guest = vm.Guest(name, plan=plan, variant='s390', mem_mib=1024, timeout=900,
+    # the timeout is a safety net: the hinted plan's steps wait for events,
+    # each bounded on its own, and took 900 s under a loaded machine
+    guest = vm.Guest(name, plan=plan, variant='s390', mem_mib=1024, timeout=2400,
                      cmdline=cmdline, daemon_args=daemon_args, kunit=kunit,
                      stock_qemu=stock_qemu, s390_table=table, before_qemu=prepare)
     scenario_results, result = run_with_scenario(guest, scenario)

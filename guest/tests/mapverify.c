@@ -61,7 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAIT_S		300
+#define WAIT_S		600
 #define PAGE		4096UL
 
 struct mapped {
@@ -335,7 +335,7 @@ static int mapped_stayed_stable(long since)
 int main(int argc, char **argv)
 {
 	unsigned long pages = 0;
-	long mapped_since = 0, total[2] = { 0, 0 };
+	long mapped_since = 0, total[2] = { 0, 0 }, since[2];
 	struct rise r[2];
 	struct mapped *m;
 	unsigned char *buf;
@@ -369,6 +369,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/*
+	 * Transitions count from before the files are read and mapped: the
+	 * checksums take long under TCG, and the frames mapped first may go
+	 * volatile meanwhile, which is what pass 1 waits for.
+	 */
+	since[0] = vmstat(stable ? "page_states_volatile" : "page_states_volatile_mapped");
+	since[1] = vmstat("page_states_discarded");
 	for (i = 0; i < nfiles; i++) {
 		char *path = argv[i + 3], *name = strchr(path, '=');
 		const char *want;
@@ -433,7 +440,7 @@ int main(int argc, char **argv)
 		nr = 1;
 	}
 	for (i = 0; i < nr; i++) {
-		r[i].since = vmstat(r[i].name);
+		r[i].since = since[i];
 		if (r[i].since < 0) {
 			fprintf(stderr, "mapverify: no %s in /proc/vmstat\n", r[i].name);
 			return 1;
