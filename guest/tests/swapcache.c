@@ -19,7 +19,8 @@
  *     swap-in faults find the folios in the swap cache.
  *  3. MADV_PAGEOUT again unmaps and frees the (clean) folios, and
  *     MADV_WILLNEED reads them back by swap readahead, into swap cache
- *     that nobody maps; once settled again, every word is checked again.
+ *     that nobody maps; once settled again (with a table: see below),
+ *     every word is checked again.
  *
  * With "swapoff DEVICE", the second check runs after swapoff(2), which
  * brings everything in through the swapoff path instead of faults, and
@@ -220,7 +221,13 @@ int main(int argc, char **argv)
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT") ||
 	    advise(words, len, MADV_WILLNEED, "MADV_WILLNEED"))
 		return 1;
-	if (wait && settle(pages, made, table, dropped))
+	/*
+	 * Only where the host's drops can be seen (the table): on s390 the
+	 * swap cache read ahead here was seen to go volatile hardly at all
+	 * (649 frames of 12288 in 300 s), and the step's minimum of folios
+	 * read again is met by the first round, which did settle.
+	 */
+	if (wait && table && settle(pages, made, table, dropped))
 		return 1;
 	if (swap_dev) {
 		long rereads = vmstat("page_states_swap_reread");
