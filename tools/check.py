@@ -1145,7 +1145,7 @@ def stage_hinting():
                            name='daemon-died-claiming',
                            expected_console=[guestlog.BUSY_TOO_LONG])
     results += hinted_boot('unplug', unplug_scenario, daemon_args=['--chaos'],
-                           cmdline='page_states.volatile_scan_ms=100', timeout=480,
+                           cmdline='page_states.volatile_scan_ms=100', timeout=900,
                            attached=False)
     results += hinted_boot('bad-table', None, prepare=corrupt_magic, daemon=False, attached=False)
     # A safety net only: each step waits for events, bounded at 300 s.
