@@ -184,8 +184,8 @@ def host_sees_unused(guest):
             return [(name, False, 'the guest never got to the step (no mark in tap.log)')]
         states = read_table(guest)[0]
         unused = sum(states.count(s) for s in (UNUSED, UNUSED_DROPPED))
-        epoch = struct.unpack_from('<Q', open(guest.path('table'), 'rb').read(64),
-                                   GUEST_EPOCH_AT)[0]
+        with open(guest.path('table'), 'rb') as f:
+            epoch = struct.unpack_from('<Q', f.read(64), GUEST_EPOCH_AT)[0]
         return [(name, unused > 10000 and epoch != 0,
                  '%d frames unused in the table (wanted > 10000), guest epoch %#x (0: detached)'
                  % (unused, epoch))]
