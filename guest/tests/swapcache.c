@@ -17,23 +17,24 @@
  *     dropped a quarter as many volatile frames (settle(): events, not a
  *     pause that suits one machine's speed), every word is checked: the
  *     swap-in faults find the folios in the swap cache.
- *  3. MADV_PAGEOUT again unmaps and frees the (clean) folios, and
- *     MADV_WILLNEED reads them back by swap readahead, into swap cache
- *     that nobody maps; once settled again (with a table: see below),
- *     every word is checked again.
+ *  3. Half of the pages are rewritten, and MADV_PAGEOUT writes those out
+ *     again and unmaps and frees the other, clean, half; MADV_WILLNEED
+ *     reads that half back by swap readahead, into swap cache that nobody
+ *     maps.  Once three quarters have settled (the written half and half
+ *     of the read one: readahead goes where the scanner must look for it
+ *     too), every word is checked again.
  *
  * With "swapoff DEVICE", the second check runs after swapoff(2), which
  * brings everything in through the swapoff path instead of faults, and
- * swapoff must have read dropped folios again itself.  Half
- * of the pages are rewritten before the second round, so that dirty
- * pages, which must never be volatile, are part of it.  Any word that
- * differs is reported and the test fails; a dropped folio that is not
- * read again shows up as zeroes or as SIGBUS.
+ * swapoff must have read dropped folios again itself.  The rewritten
+ * half is dirty until written, and a dirty page must never be volatile.
+ * Any word that differs is reported and the test fails; a dropped folio
+ * that is not read again shows up as zeroes or as SIGBUS.
  *
  * "-n" first: check without waiting for anything to go volatile, for swap
  * cache that must stay stable (THP swapped out whole).
  *
- * With "hold FILE", it stops after step 1 and a pause, says "holding" on
+ * With "hold FILE", it stops once step 1 has settled, says "holding" on
  * stdout, and waits until FILE exists (the unplug plan removes the table's
  * device meanwhile); then every word is checked, and some dropped folio
  * must have been read again, after the guest detached.
@@ -51,7 +52,6 @@
 
 #define HOLD_POLLS	3000	/* of 100 ms: a failing run gives up */
 #define SETTLE_POLLS	3000	/* of 100 ms: only a failing run waits so long */
-#define HOLD_PAUSE_US	1500000	/* before a hold: more than a few scans at 100 ms */
 
 static uint64_t pattern(uint64_t round, uint64_t word)
 {
@@ -103,12 +103,39 @@ static long host_dropped_volatile(const uint8_t *table)
 }
 
 /*
+ * Why a settle failed: how many of the pages are still in memory (the
+ * swap cache, for pages swapped out: mincore() counts it), and where
+ * MGLRU keeps the anon and file folios, if it is on.
+ */
+static void report_stall(void *mem, size_t pages)
+{
+	unsigned char *vec = malloc(pages);
+	size_t p, resident = 0;
+	char line[256];
+	FILE *gens;
+
+	if (vec && !mincore(mem, pages * 4096, vec)) {
+		for (p = 0; p < pages; p++)
+			resident += vec[p] & 1;
+		fprintf(stderr, "swapcache: %zu of %zu pages in memory, nr_swapcached %ld\n",
+			resident, pages, vmstat("nr_swapcached"));
+	}
+	free(vec);
+	gens = fopen("/sys/kernel/debug/lru_gen", "r");
+	while (gens && fgets(line, sizeof(line), gens))
+		fprintf(stderr, "swapcache: lru_gen: %s", line);
+	if (gens)
+		fclose(gens);
+}
+
+/*
  * Wait until the scanner has made @want frames volatile since @made0 and,
  * with a table (x86; s390 keeps its states in QEMU), the host has dropped
- * @want volatile frames since @dropped0: the steps' minimum of folios
- * read again is a quarter of the pages.
+ * @want volatile frames since @dropped0.  On failure, say where the
+ * pages are.
  */
-static int settle(long want, long made0, const uint8_t *table, long dropped0)
+static int settle(long want, long made0, const uint8_t *table, long dropped0,
+		  void *mem, size_t pages)
 {
 	long made = 0, dropped = 0;
 	int i;
@@ -122,6 +149,7 @@ static int settle(long want, long made0, const uint8_t *table, long dropped0)
 	}
 	fprintf(stderr, "swapcache: after %d s, %ld frames made volatile, %ld dropped by the host\n",
 		SETTLE_POLLS / 10, made, dropped);
+	report_stall(mem, pages);
 	return -1;
 }
 
@@ -205,15 +233,7 @@ int main(int argc, char **argv)
 	dropped = host_dropped_volatile(table);
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT"))
 		return 1;
-	/*
-	 * The unplug plan's hold keeps the multi-gen LRU on, under which its
-	 * swap cache went volatile slowly (475 frames in 300 s, a quarter
-	 * being 2048), and what makes its own check (a folio read again after
-	 * the detach) is not yet known: it keeps its pause, as before.
-	 */
-	if (hold_file)
-		usleep(HOLD_PAUSE_US);
-	else if (wait && settle((long)pages / 4, made, table, dropped))
+	if (wait && settle((long)pages / 4, made, table, dropped, words, pages))
 		return 1;
 	if (hold_file) {
 		if (table)
@@ -230,13 +250,7 @@ int main(int argc, char **argv)
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT") ||
 	    advise(words, len, MADV_WILLNEED, "MADV_WILLNEED"))
 		return 1;
-	/*
-	 * Only where the host's drops can be seen (the table): on s390 the
-	 * swap cache read ahead here was seen to go volatile hardly at all
-	 * (649 frames of 12288 in 300 s), and the step's minimum of folios
-	 * read again is met by the first round, which did settle.
-	 */
-	if (wait && table && settle((long)pages / 4, made, table, dropped))
+	if (wait && settle((long)pages * 3 / 4, made, table, dropped, words, pages))
 		return 1;
 	if (swap_dev) {
 		long rereads = vmstat("page_states_swap_reread");
