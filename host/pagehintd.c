@@ -325,7 +325,8 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 	const char *line;
 	int eof;
 
-	while ((line = qmp_next_line(q, timeout_ms, &eof))) {
+	/* a peer that floods us with events while it reads nothing is dropped */
+	while (!qmp_stalled(q, qmp_now_ms()) && (line = qmp_next_line(q, timeout_ms, &eof))) {
 		timeout_ms = 0;
 		switch (qmp_parse(line, &m)) {
 		case QMP_ERROR:
@@ -588,7 +589,8 @@ static int cmd_run(const struct options *o)
 		if (!stopping && !reread_target) {
 			if (q.fd >= 0) {
 				q.wait_mask = &unblocked;
-				qmp_done = handle_qmp(&t, &q, &reboot, wait_ms);
+				qmp_done = handle_qmp(&t, &q, &reboot,
+						      qmp_wait_bound_ms(&q, qmp_now_ms(), wait_ms));
 				q.wait_mask = NULL;
 			} else {
 				struct timespec ts = { wait_ms / 1000, wait_ms % 1000 * 1000000L };
@@ -597,6 +599,19 @@ static int cmd_run(const struct options *o)
 			}
 		}
 		sigprocmask(SIG_SETMASK, &unblocked, NULL);
+		/*
+		 * Without its commands a guest's reboot stays stopped: say
+		 * why, rather than serve on with a QEMU that reads nothing.
+		 */
+		if (!qmp_done && q.fd >= 0 && qmp_stalled(&q, qmp_now_ms())) {
+			if (q.out_full)
+				fprintf(stderr, "pagehintd: QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent, and the next did not fit; dropping the connection\n",
+					q.out_len);
+			else
+				fprintf(stderr, "pagehintd: QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent for %d s; dropping the connection\n",
+					q.out_len, QMP_DRAIN_MS / 1000);
+			qmp_done = -1;
+		}
 		if (qmp_done) {
 			ret = qmp_done < 0;
 			break;
