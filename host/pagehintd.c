@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "giveback.h"
+#include "log.h"
 #include "qmp.h"
 #include "table.h"
 
@@ -108,10 +109,10 @@ static void stop_when_claimed(struct table *t, uint8_t want, uint64_t pfn, uint6
 	if (stopped_once || want != PAGEHINT_VOLATILE || stop_pfn < pfn || stop_pfn - pfn >= len)
 		return;
 	stopped_once = true;
-	fprintf(stderr, "pagehintd: stopping with frames %" PRIu64 "-%" PRIu64
-		" claimed (--stop-after-claiming %" PRIu64 ")\n", pfn, pfn + len - 1, stop_pfn);
+	log_line(LOG_NOTICE, "stopping with frames %" PRIu64 "-%" PRIu64
+		" claimed (--stop-after-claiming %" PRIu64 ")", pfn, pfn + len - 1, stop_pfn);
 	raise(SIGSTOP);
-	fprintf(stderr, "pagehintd: continued; releasing frames %" PRIu64 "-%" PRIu64 "\n",
+	log_line(LOG_NOTICE, "continued; releasing frames %" PRIu64 "-%" PRIu64 "",
 		pfn, pfn + len - 1);
 }
 
@@ -135,11 +136,11 @@ static int read_target_file(const char *path, long *target_mib)
 	/* non-blocking: a FIFO must not stop the daemon before fstat says no */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "pagehintd: cannot read target file %s: %s\n", path, strerror(errno));
+		log_line(LOG_ERR, "cannot read target file %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "pagehintd: target file %s is not a regular file\n", path);
+		log_line(LOG_ERR, "target file %s is not a regular file", path);
 		close(fd);
 		return -1;
 	}
@@ -154,7 +155,7 @@ static int read_target_file(const char *path, long *target_mib)
 	errno = 0;
 	v = strtoul(buf, &end, 10);
 	if (errno || !buf[0] || *end || buf[0] == '-' || v > LONG_MAX / MiB) {
-		fprintf(stderr, "pagehintd: target file %s holds '%s', not a number of MiB or \"none\"; target unchanged\n",
+		log_line(LOG_WARNING, "target file %s holds '%s', not a number of MiB or \"none\"; target unchanged",
 			path, buf);
 		return -1;
 	}
@@ -266,7 +267,7 @@ static long long reboot_command(struct qmp *q, const char *command, const char *
 	long long id = qmp_execute(q, command, arguments);
 
 	if (id < 0) {
-		fprintf(stderr, "pagehintd: could not send %s to QEMU (%s); the guest stays stopped\n",
+		log_line(LOG_ERR, "could not send %s to QEMU (%s); the guest stays stopped",
 			command, strerror(errno));
 		return 0;
 	}
@@ -287,9 +288,9 @@ static int start_reboot(struct table *t, struct qmp *q, struct reboot *r, const 
 	if (r->epoch_used || table_attached(t)) {
 		table_reset(t);
 		r->epoch_used = false;
-		fprintf(stderr, "pagehintd: %s: new table epoch, resuming it\n", why);
+		log_line(LOG_NOTICE, "%s: new table epoch, resuming it", why);
 	} else {
-		fprintf(stderr, "pagehintd: %s before it attached: resuming it\n", why);
+		log_line(LOG_NOTICE, "%s before it attached: resuming it", why);
 	}
 	r->resetting = true;
 	r->set_action_id = reboot_command(q, "set-action", REBOOT_RESETS);
@@ -332,12 +333,12 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 		case QMP_ERROR:
 			if (m.id > 0 && (m.id == r->set_action_id || m.id == r->reset_id ||
 					 m.id == r->cont_id)) {
-				fprintf(stderr, "pagehintd: QEMU refused the %s for the guest's reboot: %s; the guest stays stopped\n",
+				log_line(LOG_ERR, "QEMU refused the %s for the guest's reboot: %s; the guest stays stopped",
 					m.id == r->reset_id ? "system_reset" :
 					m.id == r->cont_id ? "cont" : "set-action", m.error);
 				return -1;
 			}
-			fprintf(stderr, "pagehintd: QEMU refused command %lld: %s\n", m.id, m.error);
+			log_line(LOG_WARNING, "QEMU refused command %lld: %s", m.id, m.error);
 			continue;
 		case QMP_EVENT:
 			break;
@@ -358,17 +359,17 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 				return -1;
 		} else if (!strcmp(m.event, "SHUTDOWN") &&
 			   (!strcmp(m.reason, "guest-shutdown") || !strcmp(m.reason, "guest-panic"))) {
-			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
+			log_line(LOG_NOTICE, "guest powered off: stopping QEMU");
 			qmp_execute(q, "quit", NULL);
 		} else if (!strcmp(m.event, "RESET")) {
 			/* a reset that did not stop first: the new boot may already run */
 			table_reset(t);
-			fprintf(stderr, "pagehintd: unexpected guest reset (%s): new table epoch\n",
+			log_line(LOG_WARNING, "unexpected guest reset (%s): new table epoch",
 				m.reason);
 		}
 	}
 	if (eof)
-		fprintf(stderr, "pagehintd: QEMU closed its QMP socket; exiting\n");
+		log_line(LOG_NOTICE, "QEMU closed its QMP socket; exiting");
 	return eof ? 1 : 0;
 }
 
@@ -385,12 +386,12 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 	struct qmp_message m;
 
 	if (qmp_command(q, "set-action", REBOOT_STOPS, 5000, &m) != QMP_RETURN) {
-		fprintf(stderr, "pagehintd: QEMU refused set-action: %s\n",
+		log_line(LOG_ERR, "QEMU refused set-action: %s",
 			m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
 	if (qmp_command(q, "query-status", NULL, 5000, &m) != QMP_RETURN) {
-		fprintf(stderr, "pagehintd: QEMU refused query-status: %s\n",
+		log_line(LOG_ERR, "QEMU refused query-status: %s",
 			m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
@@ -400,7 +401,7 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 		return start_reboot(t, q, r, "the guest was left stopped in a reboot");
 	}
 	if (!strcmp(m.status, "prelaunch")) {
-		fprintf(stderr, "pagehintd: the guest was left reset but not resumed: resuming it\n");
+		log_line(LOG_NOTICE, "the guest was left reset but not resumed: resuming it");
 		return resume(q, r);
 	}
 	return 0;
@@ -409,9 +410,9 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 static void report_target(long target_mib)
 {
 	if (target_mib < 0)
-		fprintf(stderr, "pagehintd: no target: volatile frames are kept\n");
+		log_line(LOG_INFO, "no target: volatile frames are kept");
 	else
-		fprintf(stderr, "pagehintd: target %ld MiB: volatile frames go while above it\n",
+		log_line(LOG_INFO, "target %ld MiB: volatile frames go while above it",
 			target_mib);
 }
 
@@ -432,9 +433,9 @@ static void report_attach(const struct table *t, struct reboot *r, double now)
 	if (attached == logged || (logged >= 0 && now - last < 1))
 		return;
 	if (attached)
-		fprintf(stderr, "pagehintd: the guest attached\n");
+		log_line(LOG_NOTICE, "the guest attached");
 	else if (logged >= 0)
-		fprintf(stderr, "pagehintd: the guest detached: nothing is given back until it attaches again\n");
+		log_line(LOG_NOTICE, "the guest detached: nothing is given back until it attaches again");
 	logged = attached;
 	last = now;
 }
@@ -480,11 +481,11 @@ static int cmd_run(const struct options *o)
 		return 1;
 
 	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	if (o->qmp && qmp_connect(&q, o->qmp, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		table_close(&t);
 		return 1;
 	}
@@ -494,26 +495,26 @@ static int cmd_run(const struct options *o)
 	 * not wait for its own pages to come back from swap.
 	 */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
+		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
 			strerror(errno));
 	table_recover_busy(&t);
 	if (giveback_init(&gb, &t, o->policy == POLICY_AGED,
 			  o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0)) {
-		fprintf(stderr, "pagehintd: no memory for what it keeps between passes\n");
+		log_line(LOG_ERR, "no memory for what it keeps between passes");
 		table_close(&t);
 		return 1;
 	}
 	if (o->policy == POLICY_AGED)
-		fprintf(stderr, "pagehintd: policy aged: a frame goes back once it stayed unused for %lu ms\n",
+		log_line(LOG_INFO, "policy aged: a frame goes back once it stayed unused for %lu ms",
 			o->age_ms);
 	else if (o->policy == POLICY_PERIODIC)
-		fprintf(stderr, "pagehintd: policy periodic: a pass every %lu ms\n", o->interval_ms);
+		log_line(LOG_INFO, "policy periodic: a pass every %lu ms", o->interval_ms);
 	else
-		fprintf(stderr, "pagehintd: policy immediate%s\n", o->chaos ? ", chaos" : "");
+		log_line(LOG_INFO, "policy immediate%s", o->chaos ? ", chaos" : "");
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
-			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
-				" is not a frame of the guest's RAM\n", stop_pfn);
+			log_line(LOG_ERR, "--stop-after-claiming %" PRIu64
+				" is not a frame of the guest's RAM", stop_pfn);
 			giveback_free(&gb);
 			table_close(&t);
 			return 1;
@@ -529,7 +530,7 @@ static int cmd_run(const struct options *o)
 		return 1;
 	}
 	if (o->chaos)
-		fprintf(stderr, "pagehintd: chaos mode: every unused and volatile frame goes at once\n");
+		log_line(LOG_INFO, "chaos mode: every unused and volatile frame goes at once");
 	else
 		report_target(target_mib);
 
@@ -561,7 +562,7 @@ static int cmd_run(const struct options *o)
 			if (giveback_pass(&t, &gb, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
 					  target_mib < 0 ? GIVEBACK_NO_TARGET :
 					  target_mib * (long long)MiB, &stopping, &done)) {
-				fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
+				log_line(LOG_ERR, "fallocate(PUNCH_HOLE) on %s failed: %s",
 					o->ram, strerror(errno));
 				ret = 1;
 				break;
@@ -605,10 +606,10 @@ static int cmd_run(const struct options *o)
 		 */
 		if (!qmp_done && q.fd >= 0 && qmp_stalled(&q, qmp_now_ms())) {
 			if (q.out_full)
-				fprintf(stderr, "pagehintd: QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent, and the next did not fit; dropping the connection\n",
+				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent, and the next did not fit; dropping the connection",
 					q.out_len);
 			else
-				fprintf(stderr, "pagehintd: QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent for %d s; dropping the connection\n",
+				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent for %d s; dropping the connection",
 					q.out_len, QMP_DRAIN_MS / 1000);
 			qmp_done = -1;
 		}
@@ -631,7 +632,7 @@ static int cmd_status(const struct options *o)
 	struct table t;
 
 	if (table_open_readonly(&t, o->table, o->ram, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	report(&t, o->json, now_s(), false);
@@ -644,7 +645,7 @@ static int cmd_init(const struct options *o)
 	char err[512];
 
 	if (table_create(o->table, o->ram, o->mem_mib * MiB, o->force, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	return 0;
@@ -684,11 +685,11 @@ static int parse_number(const char *arg, const char *name, unsigned long min,
 		v = v * 10 + (*p - '0');
 	}
 	if (!*arg || *p) {
-		fprintf(stderr, "pagehintd: --%s wants a decimal number, not '%s'\n", name, arg);
+		log_line(LOG_ERR, "--%s wants a decimal number, not '%s'", name, arg);
 		return -1;
 	}
 	if (v < min || v > max) {
-		fprintf(stderr, "pagehintd: --%s %s is out of range (%lu to %lu)\n", name, arg,
+		log_line(LOG_ERR, "--%s %s is out of range (%lu to %lu)", name, arg,
 			min, max);
 		return -1;
 	}
@@ -735,6 +736,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int c, opt;
 
+	log_init();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
@@ -744,14 +746,14 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd, commands[i].cmd))
 			takes = commands[i].takes;
 	if (!takes) {
-		fprintf(stderr, "pagehintd: unknown command '%s'\n", cmd);
+		log_line(LOG_ERR, "unknown command '%s'", cmd);
 		usage(stderr);
 		return 2;
 	}
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", longopts, &opt)) != -1) {
 		if (c != 'h' && c != '?' && c != ':' && !strchr(takes, c)) {
-			fprintf(stderr, "pagehintd: %s does not take --%s\n", cmd, longopts[opt].name);
+			log_line(LOG_ERR, "%s does not take --%s", cmd, longopts[opt].name);
 			return 2;
 		}
 		switch (c) {
@@ -777,7 +779,7 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "aged")) {
 				o.policy = POLICY_AGED;
 			} else {
-				fprintf(stderr, "pagehintd: unknown policy '%s'\n", optarg);
+				log_line(LOG_ERR, "unknown policy '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -833,37 +835,37 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "pagehintd: unexpected argument '%s'\n", argv[optind]);
+		log_line(LOG_ERR, "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	if (!strcmp(cmd, "table-size")) {
 		if (!o.mem_mib || !table_size_for(o.mem_mib * MiB)) {
-			fprintf(stderr, "pagehintd: table-size needs --mem-mib N (N > 0)\n");
+			log_line(LOG_ERR, "table-size needs --mem-mib N (N > 0)");
 			return 2;
 		}
 		printf("%zu\n", table_size_for(o.mem_mib * MiB));
 		return 0;
 	}
 	if (!o.table || !o.ram) {
-		fprintf(stderr, "pagehintd: %s needs --table and --ram\n", cmd);
+		log_line(LOG_ERR, "%s needs --table and --ram", cmd);
 		return 2;
 	}
 	if (!strcmp(cmd, "init")) {
 		if (!o.mem_mib) {
-			fprintf(stderr, "pagehintd: init needs --mem-mib N (N > 0)\n");
+			log_line(LOG_ERR, "init needs --mem-mib N (N > 0)");
 			return 2;
 		}
 		return cmd_init(&o);
 	}
 	if (!!o.chaos + (o.target_mib >= 0) + !!o.target_file > 1) {
-		fprintf(stderr, "pagehintd: --target-mib, --target-file and --chaos exclude each other\n");
+		log_line(LOG_ERR, "--target-mib, --target-file and --chaos exclude each other");
 		return 2;
 	}
 	/* --chaos is immediate by nature: it is the default there */
 	if (o.chaos && !policy_given)
 		o.policy = POLICY_IMMEDIATE;
 	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
-		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic or aged, no --rate-mib-s\n");
+		log_line(LOG_ERR, "--chaos drops at once: no --policy periodic or aged, no --rate-mib-s");
 		return 2;
 	}
 	return !strcmp(cmd, "run") ? cmd_run(&o) : cmd_status(&o);

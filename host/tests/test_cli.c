@@ -67,20 +67,36 @@ static int wait_exit(pid_t pid)
 	return status;
 }
 
-/* Run pagehintd with ARGV (NULL-terminated); its stderr goes to ERR. */
-static int run(char *const argv[], char *err, size_t errlen)
+/*
+ * What systemd puts in the environment of a service whose stderr is
+ * journald's (systemd.exec(5)): the device and inode of that stream.
+ */
+enum journal { NO_JOURNAL, JOURNAL, OTHER_JOURNAL };
+
+/*
+ * Run pagehintd with ARGV (NULL-terminated); its stderr goes to ERR.
+ * With JOURNAL, JOURNAL_STREAM names that stderr; with OTHER_JOURNAL it
+ * names some other file (a child of a service whose stderr was moved).
+ */
+static int run_as(enum journal journal, char *const argv[], char *err, size_t errlen)
 {
-	char errpath[] = "/tmp/pagehint-cli-err-XXXXXX";
+	char errpath[] = "/tmp/pagehint-cli-err-XXXXXX", stream[64];
+	char *env[] = { stream, NULL };
 	posix_spawn_file_actions_t fa;
 	int fd = mkstemp(errpath), status;
+	struct stat st;
 	ssize_t n;
 	pid_t pid;
 
 	assert_true(fd >= 0);
+	assert_int_equal(stat(journal == OTHER_JOURNAL ? "/dev/null" : errpath, &st), 0);
+	snprintf(stream, sizeof(stream), "JOURNAL_STREAM=%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
+	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv,
+				     journal == NO_JOURNAL ? environ : env), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	status = wait_exit(pid);
 	n = pread(fd, err, errlen - 1, 0);
@@ -89,6 +105,11 @@ static int run(char *const argv[], char *err, size_t errlen)
 	unlink(errpath);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+static int run(char *const argv[], char *err, size_t errlen)
+{
+	return run_as(NO_JOURNAL, argv, err, errlen);
 }
 
 /* Expect exit status STATUS and MESSAGE on stderr, and no table made. */
@@ -198,6 +219,88 @@ static void test_stop_after_claiming_no_such_frame(void **state)
 		fail_msg("unexpected: %s", err);
 }
 
+/* A pagehintd that runs while a case watches what it says. */
+struct daemon {
+	pid_t pid;
+	int errfd;
+	char errpath[128];
+	char err[8192];
+};
+
+/*
+ * Start pagehintd with ARGV, its stderr in a file of d's; JOURNAL as for
+ * run_as(), and EXTRA (NULL or NULL-terminated) added to the environment.
+ */
+static void start(struct dir *d, struct daemon *p, enum journal journal, char *const extra[],
+		  char *const argv[])
+{
+	char stream[64], *env[256];
+	posix_spawn_file_actions_t fa;
+	unsigned int n = 0, i;
+	struct stat st;
+
+	snprintf(p->errpath, sizeof(p->errpath), "%s/stderr", d->path);
+	p->errfd = open(p->errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(p->errfd >= 0);
+	p->err[0] = 0;
+	/* the daemon's environment: the test's, without what says systemd runs it */
+	for (i = 0; environ[i] && n < 200; i++)
+		if (strncmp(environ[i], "JOURNAL_STREAM=", 15) &&
+		    strncmp(environ[i], "NOTIFY_SOCKET=", 14) && strncmp(environ[i], "WATCHDOG_", 9))
+			env[n++] = environ[i];
+	if (journal != NO_JOURNAL) {
+		assert_int_equal(stat(journal == JOURNAL ? p->errpath : "/dev/null", &st), 0);
+		snprintf(stream, sizeof(stream), "JOURNAL_STREAM=%llu:%llu",
+			 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+		env[n++] = stream;
+	}
+	for (i = 0; extra && extra[i] && n < 255; i++)
+		env[n++] = extra[i];
+	env[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p->errfd, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	assert_int_equal(posix_spawn(&p->pid, PAGEHINTD, &fa, NULL, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+}
+
+/* Wait until it said WHAT; only a daemon that does not fails after 30 s. */
+static void wait_said(struct daemon *p, const char *what)
+{
+	int waited_ms, status;
+	ssize_t n;
+
+	for (waited_ms = 0;; waited_ms += 10) {
+		n = pread(p->errfd, p->err, sizeof(p->err) - 1, 0);
+		p->err[n > 0 ? n : 0] = 0;
+		if (strstr(p->err, what))
+			return;
+		if (waited_ms >= 30000 || waitpid(p->pid, &status, WNOHANG) == p->pid) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, NULL, 0);
+			fail_msg("pagehintd never said \"%s\": %s", what, p->err);
+		}
+		usleep(10000);
+	}
+}
+
+/* Send SIG and wait for its exit: its exit status, what it said in p->err. */
+static int stop(struct daemon *p, int sig)
+{
+	int status;
+	ssize_t n;
+
+	kill(p->pid, sig);
+	status = wait_exit(p->pid);
+	n = pread(p->errfd, p->err, sizeof(p->err) - 1, 0);
+	p->err[n > 0 ? n : 0] = 0;
+	close(p->errfd);
+	unlink(p->errpath);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
 /*
  * SIGTERM ends an hour-long wait at once, and the hour is no int overflow
  * (usleep(3600000 * 1000) was undefined; the sanitized daemon aborted).
@@ -209,36 +312,57 @@ static void test_sigterm_ends_a_long_wait(void **state)
 			 NULL };
 	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--policy",
 			 "periodic", "--interval-ms", "3600000", NULL };
-	char errpath[128], err[4096] = "";
-	posix_spawn_file_actions_t fa;
-	int fd, status, waited_ms;
-	ssize_t n = 0;
-	pid_t pid;
+	char err[4096] = "";
+	struct daemon p;
 
 	assert_int_equal(run(init, err, sizeof(err)), 0);
-	snprintf(errpath, sizeof(errpath), "%s/stderr", d->path);
-	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd, 2);
-	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	start(d, &p, NO_JOURNAL, NULL, argv);
 	/* its first words come after setup, the handlers before */
-	for (waited_ms = 0; !strstr(err, "volatile frames are kept"); waited_ms += 10) {
-		if (waited_ms >= 30000 || waitpid(pid, &status, WNOHANG) == pid) {
-			kill(pid, SIGKILL);
-			fail_msg("pagehintd never started: %s", err);
-		}
-		usleep(10000);
-		n = pread(fd, err, sizeof(err) - 1, 0);
-		err[n > 0 ? n : 0] = 0;
-	}
-	kill(pid, SIGTERM);
-	status = wait_exit(pid);
-	close(fd);
-	unlink(errpath);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	wait_said(&p, "volatile frames are kept");
+	assert_int_equal(stop(&p, SIGTERM), 0);
+}
+
+/*
+ * journald takes a line's priority from a leading "<N>" and names the
+ * daemon itself: under it each line is "<N>message", an error at 3
+ * (LOG_ERR), what the daemon does at 6 (LOG_INFO); anywhere else a "<N>"
+ * would be noise, and each line is "pagehintd: message".  A control
+ * character from a path (or from QEMU or the guest) cannot start a line
+ * of its own, without a priority.
+ */
+static void test_journal_priorities(void **state)
+{
+	struct dir *d = *state;
+	char bad[] = "/nonexistent/target\n<0>forged";
+	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "0x40",
+			 NULL };
+	char *make[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
+			 NULL };
+	char *target[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--target-file",
+			   bad, NULL };
+	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--policy",
+			 "periodic", "--interval-ms", "3600000", NULL };
+	char err[4096];
+	struct daemon p;
+
+	assert_int_equal(run_as(JOURNAL, init, err, sizeof(err)), 2);
+	assert_string_equal(err, "<3>--mem-mib wants a decimal number, not '0x40'\n");
+	assert_int_equal(run_as(OTHER_JOURNAL, init, err, sizeof(err)), 2);
+	assert_string_equal(err, "pagehintd: --mem-mib wants a decimal number, not '0x40'\n");
+	assert_int_equal(run_as(NO_JOURNAL, init, err, sizeof(err)), 2);
+	assert_string_equal(err, "pagehintd: --mem-mib wants a decimal number, not '0x40'\n");
+
+	assert_int_equal(run(make, err, sizeof(err)), 0);
+	assert_int_equal(run_as(JOURNAL, target, err, sizeof(err)), 1);
+	assert_string_equal(err, "<3>cannot read target file /nonexistent/target?<0>forged: "
+			    "No such file or directory\n");
+
+	start(d, &p, JOURNAL, NULL, argv);
+	wait_said(&p, "volatile frames are kept");
+	assert_int_equal(stop(&p, SIGTERM), 0);
+	if (!strstr(p.err, "<6>policy periodic: a pass every 3600000 ms\n"
+			   "<6>no target: volatile frames are kept\n") || strstr(p.err, "pagehintd:"))
+		fail_msg("not journald's lines: %s", p.err);
 }
 
 int main(void)
@@ -257,6 +381,7 @@ int main(void)
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_sigterm_ends_a_long_wait, setup_dir,
 						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_journal_priorities, setup_dir, teardown_dir),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
