@@ -86,10 +86,18 @@ struct options {
 	int chaos;			/* drop unused and volatile at once */
 	int force;			/* init: reuse existing files */
 	int json;
-	int stop_after_claiming;	/* tests: stop_pfn is set */
+#ifdef PAGEHINTD_TEST_HOOKS
+	int stop_after_claiming;	/* stop_pfn is set */
+#endif
 };
 
 static volatile sig_atomic_t stopping, reread_target;
+
+#ifdef PAGEHINTD_TEST_HOOKS
+/*
+ * Test hooks: only in the test build (-DPAGEHINTD_TEST_HOOKS, built in
+ * build/host/test-hooks), never in the pagehintd that is installed.
+ */
 
 /* --stop-after-claiming: the frame, and whether the daemon stopped yet */
 static uint64_t stop_pfn;
@@ -112,9 +120,10 @@ static void stop_when_claimed(struct table *t, uint8_t want, uint64_t pfn, uint6
 	log_line(LOG_NOTICE, "stopping with frames %" PRIu64 "-%" PRIu64
 		" claimed (--stop-after-claiming %" PRIu64 ")", pfn, pfn + len - 1, stop_pfn);
 	raise(SIGSTOP);
-	log_line(LOG_NOTICE, "continued; releasing frames %" PRIu64 "-%" PRIu64 "",
+	log_line(LOG_NOTICE, "continued; releasing frames %" PRIu64 "-%" PRIu64,
 		pfn, pfn + len - 1);
 }
+#endif
 
 static void on_signal(int sig)
 {
@@ -511,6 +520,7 @@ static int cmd_run(const struct options *o)
 		log_line(LOG_INFO, "policy periodic: a pass every %lu ms", o->interval_ms);
 	else
 		log_line(LOG_INFO, "policy immediate%s", o->chaos ? ", chaos" : "");
+#ifdef PAGEHINTD_TEST_HOOKS
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
 			log_line(LOG_ERR, "--stop-after-claiming %" PRIu64
@@ -521,6 +531,7 @@ static int cmd_run(const struct options *o)
 		}
 		t.claimed = stop_when_claimed;
 	}
+#endif
 	/* before QMP: a boot attached already has used this epoch */
 	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
@@ -651,19 +662,163 @@ static int cmd_init(const struct options *o)
 	return 0;
 }
 
+/*
+ * Every option, once: getopt's table, --help and the check of which
+ * command takes which option are all made from this list and commands[].
+ */
+static const struct option_doc {
+	const char *name;
+	int val;		/* getopt's value, as commands[] names it */
+	const char *arg;	/* the argument's name in --help; NULL: takes none */
+	const char *help;	/* lines of at most 56 characters */
+} options_doc[] = {
+	{ "table", 't', "FILE", "the page-state table file the guest shares (its\n"
+				 "ivshmem-plain device's memory-backend-file)" },
+	{ "ram", 'r', "FILE", "the file behind the guest's RAM (its memory backend,\n"
+			       "share=on); init makes it with the table, a pair" },
+	{ "mem-mib", 'm', "N", "the guest's RAM in MiB" },
+	{ "force", 'f', NULL, "init: reuse existing files of the caller's own, for\n"
+			       "a guest that is not running" },
+	{ "qmp", 'q', "SOCKET", "QEMU's QMP socket: follow the guest's reboots, so\n"
+				 "that each boot starts a new table epoch" },
+	{ "policy", 'p', "POLICY", "aged (the default): give a frame back once it\n"
+				    "stayed unused for --age-ms; immediate: at once;\n"
+				    "periodic: a pass every --interval-ms" },
+	{ "interval-ms", 'i', "N", "periodic: milliseconds between passes (1000)" },
+	{ "age-ms", 'a', "N", "aged: how long a frame stays unused before it goes\n"
+			       "(2000)" },
+	{ "rate-mib-s", 'l', "N", "give back at most N MiB a second (no limit)" },
+	{ "max-punches-s", 'P', "N", "at most N fallocate() calls a second (20000)" },
+	{ "status-ms", 's', "N", "print frames per state and host-resident MiB on\n"
+				  "stdout every N ms (0: never, the default)" },
+	{ "json", 'j', NULL, "status lines as JSON, one object a line" },
+	{ "target-mib", 'T', "N", "give back volatile frames (clean cache) while the\n"
+				   "host holds more than N MiB of the guest" },
+	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
+				       "on SIGHUP" },
+	{ "chaos", 'C', NULL, "for tests: drop every unused and volatile frame\n"
+			       "the moment it appears" },
+#ifdef PAGEHINTD_TEST_HOOKS
+	{ "stop-after-claiming", 'S', "PFN", "test build only: stop (SIGSTOP) once, holding\n"
+					      "the claim on volatile frame PFN" },
+#endif
+	{ "help", 'h', NULL, "this text" },
+	{ "version", 'V', NULL, "the version" },
+};
+
+#define NR_OPTIONS	(sizeof(options_doc) / sizeof(options_doc[0]))
+
+/*
+ * The commands, the options each must have and those it may take, by
+ * their getopt values.
+ */
+static const struct command_doc {
+	const char *cmd, *needs, *takes, *help;
+} commands[] = {
+	{ "init", "trm", "f", "create a guest's RAM and table files (0600, never\n"
+			      "through a symbolic link)" },
+	{ "run", "tr", "qpialPsjTFCS", "serve the guest: give its unused frames back to\n"
+				      "the host until SIGTERM or SIGINT" },
+	{ "status", "tr", "j", "one status report, beside a running daemon" },
+	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
+};
+
+#define NR_COMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+static const struct option_doc *option_by_val(int val)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_OPTIONS; i++)
+		if (options_doc[i].val == val)
+			return &options_doc[i];
+	return NULL;
+}
+
+/* "usage: pagehintd table-size": where a command's options start */
+#define SYNOPSIS_INDENT	27
+
+/* One option as the synopsis shows it, optional ones in brackets. */
+static int synopsis_option(FILE *f, int val, bool optional, int column)
+{
+	const struct option_doc *d = option_by_val(val);
+	char word[64];
+	int n;
+
+	if (!d)			/* a test hook this build has not */
+		return column;
+	n = snprintf(word, sizeof(word), "%s--%s%s%s%s", optional ? "[" : "", d->name,
+		     d->arg ? " " : "", d->arg ? d->arg : "", optional ? "]" : "");
+	if (column + 1 + n > 79) {
+		fprintf(f, "\n%*s", SYNOPSIS_INDENT, "");
+		column = SYNOPSIS_INDENT;
+	}
+	fprintf(f, " %s", word);
+	return column + 1 + n;
+}
+
+/* Print TEXT's lines, the first after what is already printed, the rest at INDENT. */
+static void print_lines(FILE *f, const char *text, int indent)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n'))) {
+		fprintf(f, "%.*s\n%*s", (int)(nl - text), text, indent, "");
+		text = nl + 1;
+	}
+	fprintf(f, "%s\n", text);
+}
+
+static void synopsis(FILE *f)
+{
+	unsigned int i;
+	const char *v;
+	int column;
+
+	for (i = 0; i < NR_COMMANDS; i++) {
+		column = fprintf(f, "%s pagehintd %-10s", i ? "      " : "usage:", commands[i].cmd);
+		for (v = commands[i].needs; *v; v++)
+			column = synopsis_option(f, *v, false, column);
+		for (v = commands[i].takes; *v; v++)
+			column = synopsis_option(f, *v, true, column);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "       pagehintd --help | --version\n");
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N [--force]\n"
-		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
-		"                        [--policy immediate|periodic|aged] [--interval-ms N]\n"
-		"                        [--age-ms N]\n"
-		"                        [--rate-mib-s N] [--max-punches-s N] [--status-ms N]\n"
-		"                        [--json]\n"
-		"                        [--target-mib N | --target-file FILE | --chaos]\n"
-		"                        [--stop-after-claiming PFN]   (tests: stop holding it)\n"
-		"       pagehintd status --table FILE --ram FILE [--json]\n"
-		"       pagehintd table-size --mem-mib N\n");
+	synopsis(f);
+	fprintf(f, "Try 'pagehintd --help' for what each option does.\n");
+}
+
+/* --help: every command and every option, from the tables above. */
+static void help(void)
+{
+	unsigned int i;
+	char word[48];
+
+	synopsis(stdout);
+	printf("\nGive a guest's unused memory back to the host: the guest marks each 4 KiB\n"
+	       "frame stable, unused or volatile in a table it shares with the host, and\n"
+	       "pagehintd punches unused frames (and volatile ones, under a target) out of\n"
+	       "the file behind the guest's RAM.  See pagehintd(8).\n\nCommands:\n");
+	for (i = 0; i < NR_COMMANDS; i++) {
+		printf("  %-20s  ", commands[i].cmd);
+		print_lines(stdout, commands[i].help, 24);
+	}
+	printf("\nOptions:\n");
+	for (i = 0; i < NR_OPTIONS; i++) {
+		snprintf(word, sizeof(word), "--%s%s%s", options_doc[i].name,
+			 options_doc[i].arg ? " " : "", options_doc[i].arg ? options_doc[i].arg : "");
+		if (strlen(word) > 20)
+			printf("  %s\n%24s", word, "");
+		else
+			printf("  %-20s  ", word);
+		print_lines(stdout, options_doc[i].help, 24);
+	}
+	printf("\nNumbers are decimal and range-checked.  Exit status: 0 done, 1 an error,\n"
+	       "2 a usage error.\n");
 }
 
 /*
@@ -699,60 +854,49 @@ static int parse_number(const char *arg, const char *name, unsigned long min,
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "table", required_argument, NULL, 't' },
-		{ "ram", required_argument, NULL, 'r' },
-		{ "mem-mib", required_argument, NULL, 'm' },
-		{ "qmp", required_argument, NULL, 'q' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "interval-ms", required_argument, NULL, 'i' },
-		{ "age-ms", required_argument, NULL, 'a' },
-		{ "rate-mib-s", required_argument, NULL, 'l' },
-		{ "max-punches-s", required_argument, NULL, 'P' },
-		{ "status-ms", required_argument, NULL, 's' },
-		{ "target-mib", required_argument, NULL, 'T' },
-		{ "target-file", required_argument, NULL, 'F' },
-		{ "chaos", no_argument, NULL, 'C' },
-		{ "stop-after-claiming", required_argument, NULL, 'S' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
-	/* the options each command takes, by their getopt values */
-	static const struct {
-		const char *cmd, *takes;
-	} commands[] = {
-		{ "init", "trmf" },
-		{ "run", "trqpialPsTFCSj" },
-		{ "status", "trj" },
-		{ "table-size", "m" },
-	};
+	struct option longopts[NR_OPTIONS + 1] = { };
 	struct options o = { .policy = POLICY_AGED, .interval_ms = 1000, .age_ms = 2000,
 			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S };
 	bool policy_given = false;
-	const char *cmd, *takes = NULL;
+	const struct command_doc *command = NULL;
+	const char *cmd;
 	unsigned long target;
 	unsigned int i;
 	int c, opt;
 
 	log_init();
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	for (i = 0; i < NR_OPTIONS; i++) {
+		longopts[i].name = options_doc[i].name;
+		longopts[i].has_arg = options_doc[i].arg ? required_argument : no_argument;
+		longopts[i].val = options_doc[i].val;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		help();
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("pagehintd %s\n", PAGEHINTD_VERSION);
+		return 0;
 	}
 	cmd = argv[1];
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(cmd, commands[i].cmd))
-			takes = commands[i].takes;
-	if (!takes) {
+			command = &commands[i];
+	if (!command) {
 		log_line(LOG_ERR, "unknown command '%s'", cmd);
 		usage(stderr);
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "", longopts, &opt)) != -1) {
-		if (c != 'h' && c != '?' && c != ':' && !strchr(takes, c)) {
+	/* our messages, with a priority, instead of getopt's */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, &opt)) != -1) {
+		if (c != 'h' && c != 'V' && c != '?' && c != ':' && !strchr(command->needs, c) &&
+		    !strchr(command->takes, c)) {
 			log_line(LOG_ERR, "%s does not take --%s", cmd, longopts[opt].name);
 			return 2;
 		}
@@ -814,12 +958,14 @@ int main(int argc, char **argv)
 		case 'C':
 			o.chaos = 1;
 			break;
+#ifdef PAGEHINTD_TEST_HOOKS
 		case 'S':
 			if (parse_number(optarg, "stop-after-claiming", 0, MAX_PFN, &target))
 				return 2;
 			stop_pfn = target;
 			o.stop_after_claiming = 1;
 			break;
+#endif
 		case 'f':
 			o.force = 1;
 			break;
@@ -827,9 +973,17 @@ int main(int argc, char **argv)
 			o.json = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			help();
 			return 0;
+		case 'V':
+			printf("pagehintd %s\n", PAGEHINTD_VERSION);
+			return 0;
+		case ':':
+			log_line(LOG_ERR, "%s needs an argument", argv[optind - 1]);
+			usage(stderr);
+			return 2;
 		default:
+			log_line(LOG_ERR, "unknown option '%s'", argv[optind - 1]);
 			usage(stderr);
 			return 2;
 		}

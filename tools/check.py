@@ -1017,7 +1017,8 @@ def busy_hold():
     # RCU stall detector (21 s) would race the SIGCONT.
     # Each wait below is bounded (300 s) and the guest's timeout covers them.
     guest = vm.Guest('busy-hold', plan='busy-hold', timeout=1200, daemon_args=['--chaos'],
-                     daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300')
+                     daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300',
+                     test_hooks=True)
     mark = re.compile(r'mark: busy-hold pfn (\d+)\n')   # the whole line, not its first digits
     stopped = False
     frame, held, why = None, 0.0, []

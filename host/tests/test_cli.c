@@ -95,7 +95,7 @@ static int run_as(enum journal journal, char *const argv[], char *err, size_t er
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	assert_int_equal(posix_spawn(&pid, PAGEHINTD, &fa, NULL, argv,
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv,
 				     journal == NO_JOURNAL ? environ : env), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	status = wait_exit(pid);
@@ -112,22 +112,44 @@ static int run(char *const argv[], char *err, size_t errlen)
 	return run_as(NO_JOURNAL, argv, err, errlen);
 }
 
-/* Expect exit status STATUS and MESSAGE on stderr, and no table made. */
-static void expect(struct dir *d, int status, const char *message, ...)
+/*
+ * Expect exit status STATUS and MESSAGE on stderr from DAEMON (the
+ * installed build or the test build), and no table made.
+ */
+static void expect_from(const char *daemon, struct dir *d, int status, const char *message,
+			va_list ap)
 {
-	char *argv[16] = { PAGEHINTD }, err[4096];
+	char *argv[16] = { (char *)daemon }, err[4096];
 	struct stat st;
-	va_list ap;
 	int argc = 1;
 
-	va_start(ap, message);
+
 	while ((argv[argc] = va_arg(ap, char *)))
 		argc++;
-	va_end(ap);
 	assert_int_equal(run(argv, err, sizeof(err)), status);
 	if (!strstr(err, message))
 		fail_msg("expected \"%s\" in \"%s\"", message, err);
 	assert_int_not_equal(stat(d->table, &st), 0);
+}
+
+/* The installed build: arguments after MESSAGE, NULL-terminated. */
+static void expect(struct dir *d, int status, const char *message, ...)
+{
+	va_list ap;
+
+	va_start(ap, message);
+	expect_from(PAGEHINTD, d, status, message, ap);
+	va_end(ap);
+}
+
+/* The test build, for its hooks. */
+static void expect_hooks(struct dir *d, int status, const char *message, ...)
+{
+	va_list ap;
+
+	va_start(ap, message);
+	expect_from(PAGEHINTD_HOOKS, d, status, message, ap);
+	va_end(ap);
 }
 
 static void test_mem_mib_that_wraps(void **state)
@@ -168,7 +190,7 @@ static void test_milliseconds_that_overflow(void **state)
 	       "--ram", d->ram, "--status-ms", "4294967296", NULL);
 	expect(d, 2, "--max-punches-s 0 is out of range (1 to 10000000)", "run", "--table",
 	       d->table, "--ram", d->ram, "--max-punches-s", "0", NULL);
-	expect(d, 2, "--stop-after-claiming wants a decimal number, not '0x10'", "run",
+	expect_hooks(d, 2, "--stop-after-claiming wants a decimal number, not '0x10'", "run",
 	       "--table", d->table, "--ram", d->ram, "--stop-after-claiming", "0x10", NULL);
 	expect(d, 2, "--age-ms 0 is out of range", "run", "--table", d->table, "--ram", d->ram,
 	       "--policy", "aged", "--age-ms", "0", NULL);
@@ -186,8 +208,8 @@ static void test_options_a_command_does_not_take(void **state)
 	       "--mem-mib", "64", "--chaos", NULL);
 	expect(d, 2, "status does not take --qmp", "status", "--table", d->table, "--ram", d->ram,
 	       "--qmp", "/nonexistent", NULL);
-	expect(d, 2, "status does not take --stop-after-claiming", "status", "--table", d->table,
-	       "--ram", d->ram, "--stop-after-claiming", "1", NULL);
+	expect_hooks(d, 2, "status does not take --stop-after-claiming", "status", "--table",
+		     d->table, "--ram", d->ram, "--stop-after-claiming", "1", NULL);
 	expect(d, 2, "unknown command 'frob'", "frob", "--mem-mib", "1", NULL);
 }
 
@@ -209,7 +231,7 @@ static void test_stop_after_claiming_no_such_frame(void **state)
 	struct dir *d = *state;
 	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
 			 NULL };
-	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram,
+	char *argv[] = { PAGEHINTD_HOOKS, "run", "--table", d->table, "--ram", d->ram,
 			 "--stop-after-claiming", "16384", NULL };
 	char err[4096] = "";
 
@@ -217,6 +239,75 @@ static void test_stop_after_claiming_no_such_frame(void **state)
 	assert_int_equal(run(argv, err, sizeof(err)), 1);
 	if (!strstr(err, "--stop-after-claiming 16384 is not a frame of the guest's RAM"))
 		fail_msg("unexpected: %s", err);
+}
+
+/* What DAEMON prints on stdout for ARG (--help, --version), with exit status 0. */
+static void output_of(const char *daemon, const char *arg, char *out, size_t len)
+{
+	char cmd[512];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "%s %s", daemon, arg);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	assert_int_equal(pclose(p), 0);
+}
+
+/*
+ * The test hooks are in the test build only: the installed pagehintd
+ * refuses them as unknown, and its --help does not offer them.
+ */
+static void test_installed_build_has_no_test_hooks(void **state)
+{
+	struct dir *d = *state;
+	static char out[16384];
+
+	expect(d, 2, "unknown option '--stop-after-claiming'", "run", "--table", d->table, "--ram",
+	       d->ram, "--stop-after-claiming", "1", NULL);
+	output_of(PAGEHINTD, "--help", out, sizeof(out));
+	assert_null(strstr(out, "stop-after-claiming"));
+	output_of(PAGEHINTD_HOOKS, "--help", out, sizeof(out));
+	assert_non_null(strstr(out, "--stop-after-claiming PFN"));
+}
+
+/*
+ * --help names every command and explains every option the synopsis
+ * shows (each has a line of its own under "Options:"); --version says
+ * the version the build was given.
+ */
+static void test_help_and_version(void **state)
+{
+	static const char *const commands[] = { "init", "run", "status", "table-size" };
+	static char out[16384];
+	char *p, *options, line[64];
+	unsigned int i, nr = 0;
+
+	(void)state;
+	output_of(PAGEHINTD, "--help", out, sizeof(out));
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		snprintf(line, sizeof(line), "\n  %s ", commands[i]);
+		if (!strstr(out, line))
+			fail_msg("--help does not explain command %s: %s", commands[i], out);
+	}
+	options = strstr(out, "\nOptions:\n");
+	assert_non_null(options);
+	*options = 0;
+	for (p = out; (p = strstr(p, "--")); p += 2) {
+		size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+
+		snprintf(line, sizeof(line), "\n  --%.*s", (int)n, p + 2);
+		if (!strstr(options + 1, line))
+			fail_msg("--help shows --%.*s but does not explain it", (int)n, p + 2);
+		nr++;
+	}
+	assert_true(nr >= 15);
+	output_of(PAGEHINTD, "--version", out, sizeof(out));
+	assert_string_equal(out, "pagehintd " PAGEHINTD_VERSION "\n");
+	output_of(PAGEHINTD, "run --version", out, sizeof(out));
+	assert_string_equal(out, "pagehintd " PAGEHINTD_VERSION "\n");
 }
 
 /* A pagehintd that runs while a case watches what it says. */
@@ -261,7 +352,7 @@ static void start(struct dir *d, struct daemon *p, enum journal journal, char *c
 	posix_spawn_file_actions_adddup2(&fa, p->errfd, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	assert_int_equal(posix_spawn(&p->pid, PAGEHINTD, &fa, NULL, argv, env), 0);
+	assert_int_equal(posix_spawn(&p->pid, argv[0], &fa, NULL, argv, env), 0);
 	posix_spawn_file_actions_destroy(&fa);
 }
 
@@ -382,6 +473,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigterm_ends_a_long_wait, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_journal_priorities, setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_installed_build_has_no_test_hooks, setup_dir,
+						teardown_dir),
+		cmocka_unit_test(test_help_and_version),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
