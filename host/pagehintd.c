@@ -10,11 +10,8 @@
  * marked volatile (clean cache it can read again) until the host holds no
  * more than the target.  It never touches a stable frame.
  *
- *   pagehintd init   --table F --ram F --mem-mib N   create the files
- *                    [--force]                       (reuse ones no guest runs on)
- *   pagehintd run    --table F --ram F [options]     the daemon
- *   pagehintd status --table F --ram F [--json]      one report
- *   pagehintd table-size --mem-mib N                 bytes of table needed
+ * Its commands and options: options_doc[] and commands[] below (--help,
+ * pagehintd(8)).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -33,6 +30,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "giveback.h"
 #include "log.h"
@@ -449,10 +448,25 @@ static void report_attach(const struct table *t, struct reboot *r, double now)
 	last = now;
 }
 
+/*
+ * Under systemd with WatchdogSec=, how often the service loop says it
+ * still runs: twice per period, as sd_watchdog_enabled(3) advises.  0:
+ * no watchdog.
+ */
+static unsigned long watchdog_ping_ms(void)
+{
+	uint64_t usec;
+
+	if (sd_watchdog_enabled(0, &usec) <= 0)
+		return 0;
+	return usec / 2000 ? usec / 2000 : 1;
+}
+
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start;
+	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start, last_ping = 0;
+	unsigned long ping_ms = watchdog_ping_ms();
 	int immediate_ms = IMMEDIATE_MS;
 	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
 	char err[512];
@@ -544,6 +558,12 @@ static int cmd_run(const struct options *o)
 		log_line(LOG_INFO, "chaos mode: every unused and volatile frame goes at once");
 	else
 		report_target(target_mib);
+	/*
+	 * It serves from here on: systemd (Type=notify) starts what is
+	 * ordered after it, and counts a start that never gets here as
+	 * failed.  Without NOTIFY_SOCKET this does nothing.
+	 */
+	sd_notify(0, "READY=1");
 
 	while (!stopping) {
 		double now = now_s();
@@ -561,6 +581,10 @@ static int cmd_run(const struct options *o)
 			budget = (uint64_t)tokens;
 		}
 		last_refill = now;
+		if (ping_ms && now - last_ping >= ping_ms / 1000.0) {
+			sd_notify(0, "WATCHDOG=1");
+			last_ping = now;
+		}
 		if (reread_target) {
 			reread_target = 0;
 			if (o->target_file && !read_target_file(o->target_file, &target_mib))
@@ -592,6 +616,9 @@ static int cmd_run(const struct options *o)
 		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
 			wait_ms = o->status_ms;
+		/* a periodic pass an hour apart must not miss the watchdog */
+		if (ping_ms && wait_ms > (int)ping_ms)
+			wait_ms = ping_ms;
 		/*
 		 * Wait with the signals blocked until the wait itself (ppoll)
 		 * unblocks them: one that comes after the checks above ends
@@ -629,6 +656,7 @@ static int cmd_run(const struct options *o)
 			break;
 		}
 	}
+	sd_notify(0, "STOPPING=1");
 	if (o->status_ms)
 		report(&t, o->json, start, true);
 	qmp_close(&q);

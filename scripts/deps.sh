@@ -15,6 +15,7 @@ set -eu
 host_build=(
 	gcc make pkg-config
 	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
+	libsystemd-dev		# sd_notify(): readiness and the watchdog under systemd
 )
 host_test=(
 	libcmocka-dev		# host-side unit tests

@@ -10,13 +10,16 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -413,6 +416,78 @@ static void test_sigterm_ends_a_long_wait(void **state)
 	assert_int_equal(stop(&p, SIGTERM), 0);
 }
 
+/* A socket like systemd's NOTIFY_SOCKET, at PATH; its datagrams wait 30 s at most. */
+static int notify_socket(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval timeout = { .tv_sec = 30 };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(path) < sizeof(addr.sun_path));
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)), 0);
+	return fd;
+}
+
+/* The next datagram the daemon sent systemd; fails the case after 30 s. */
+static void notified(int fd, char *buf, size_t len)
+{
+	ssize_t n = recv(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		fail_msg("pagehintd sent systemd nothing in 30 s: %s", strerror(errno));
+	buf[n] = 0;
+}
+
+/*
+ * Under systemd (Type=notify, WatchdogSec=): READY=1 once the daemon
+ * serves - after its setup, never from a start that fails - then
+ * WATCHDOG=1 at half the watchdog period even while its own wait is an
+ * hour (a periodic policy), and STOPPING=1 when it ends.  The order of
+ * the datagrams decides; 30 s only ends a case that failed.
+ */
+static void test_systemd_notify(void **state)
+{
+	struct dir *d = *state;
+	char path[128], env[160], buf[256], err[4096];
+	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
+			 NULL };
+	char *argv[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--policy",
+			 "periodic", "--interval-ms", "3600000", NULL };
+	char *extra[] = { env, "WATCHDOG_USEC=200000", NULL };
+	struct daemon p;
+	int fd, pings;
+
+	snprintf(path, sizeof(path), "%s/notify", d->path);
+	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", path);
+	fd = notify_socket(path);
+
+	/* no table yet: the start fails, and says nothing to systemd */
+	start(d, &p, NO_JOURNAL, extra, argv);
+	assert_int_equal(stop(&p, 0), 1);
+	assert_int_equal(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+
+	assert_int_equal(run(init, err, sizeof(err)), 0);
+	start(d, &p, NO_JOURNAL, extra, argv);
+	notified(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "READY=1");
+	/* its setup is done before it says so: the last line of it is written */
+	wait_said(&p, "volatile frames are kept");
+	for (pings = 0; pings < 3; pings++) {
+		notified(fd, buf, sizeof(buf));
+		assert_string_equal(buf, "WATCHDOG=1");
+	}
+	assert_int_equal(stop(&p, SIGTERM), 0);
+	do
+		notified(fd, buf, sizeof(buf));
+	while (!strcmp(buf, "WATCHDOG=1"));
+	assert_string_equal(buf, "STOPPING=1");
+	close(fd);
+	unlink(path);
+}
+
 /*
  * journald takes a line's priority from a leading "<N>" and names the
  * daemon itself: under it each line is "<N>message", an error at 3
@@ -476,6 +551,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_installed_build_has_no_test_hooks, setup_dir,
 						teardown_dir),
 		cmocka_unit_test(test_help_and_version),
+		cmocka_unit_test_setup_teardown(test_systemd_notify, setup_dir, teardown_dir),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
