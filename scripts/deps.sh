@@ -20,7 +20,8 @@ host_build=(
 host_test=(
 	libcmocka-dev		# host-side unit tests
 	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
-	git			# host/check-header.sh rebuilds the table format from kernel/patches
+	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
+	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
 )
 guest=(
 	linux-source-6.12	# the guest kernel the series applies to
