@@ -22,6 +22,7 @@ host_test=(
 	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
 	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
 	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
+	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
 )
 guest=(
 	linux-source-6.12	# the guest kernel the series applies to
