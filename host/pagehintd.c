@@ -35,6 +35,7 @@
 
 #include "giveback.h"
 #include "log.h"
+#include "metrics.h"
 #include "qmp.h"
 #include "table.h"
 
@@ -51,6 +52,11 @@
  * --chaos) asked for in its busiest second: 11,149.
  */
 #define DEFAULT_PUNCHES_S	20000UL
+/*
+ * Metrics count every frame's state, a read of the whole table (16 MiB
+ * for 64 GiB of guest): as often as Prometheus usually scrapes, no more.
+ */
+#define DEFAULT_METRICS_MS	15000UL
 #define MAX_PUNCHES_S		10000000UL
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
@@ -73,6 +79,9 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
 struct options {
 	const char *table, *ram, *qmp;
+	const char *name;		/* the guest's, in metrics; NULL: its table's path */
+	const char *metrics_file;	/* NULL: no metrics */
+	unsigned long metrics_ms;	/* between two writes of metrics_file */
 	unsigned long mem_mib;
 	enum policy policy;
 	unsigned long interval_ms;	/* periodic: between passes */
@@ -462,10 +471,34 @@ static unsigned long watchdog_ping_ms(void)
 	return usec / 2000 ? usec / 2000 : 1;
 }
 
+/*
+ * Replace the metrics file with what the guest and the daemon look like
+ * now.  A failure (a full disk, a directory that went away) is said once,
+ * and so is the first success after it: the daemon serves on either way.
+ */
+static void write_metrics(const struct options *o, const struct table *t, long target_mib)
+{
+	static bool failing;
+	struct guest_metrics m;
+
+	metrics_snapshot(&m, t, o->name ? o->name : o->table,
+			 target_mib < 0 ? -1 : target_mib * (long long)MiB);
+	if (metrics_write(o->metrics_file, &m, 1)) {
+		if (!failing)
+			log_line(LOG_WARNING, "cannot write metrics to %s: %s", o->metrics_file,
+				 strerror(errno));
+		failing = true;
+	} else if (failing) {
+		log_line(LOG_NOTICE, "metrics written to %s again", o->metrics_file);
+		failing = false;
+	}
+}
+
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start, last_ping = 0;
+	double last_metrics = 0;
 	unsigned long ping_ms = watchdog_ping_ms();
 	int immediate_ms = IMMEDIATE_MS;
 	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
@@ -614,8 +647,14 @@ static int cmd_run(const struct options *o)
 			report(&t, o->json, start, true);
 			last_status = now;
 		}
+		if (o->metrics_file && now - last_metrics >= o->metrics_ms / 1000.0) {
+			write_metrics(o, &t, target_mib);
+			last_metrics = now;
+		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
 			wait_ms = o->status_ms;
+		if (o->metrics_file && wait_ms > (int)o->metrics_ms)
+			wait_ms = o->metrics_ms;
 		/* a periodic pass an hour apart must not miss the watchdog */
 		if (ping_ms && wait_ms > (int)ping_ms)
 			wait_ms = ping_ms;
@@ -657,6 +696,9 @@ static int cmd_run(const struct options *o)
 		}
 	}
 	sd_notify(0, "STOPPING=1");
+	/* a guest nobody serves has no metrics: not the last ones, forever */
+	if (o->metrics_file)
+		unlink(o->metrics_file);
 	if (o->status_ms)
 		report(&t, o->json, start, true);
 	qmp_close(&q);
@@ -720,6 +762,11 @@ static const struct option_doc {
 	{ "status-ms", 's', "N", "print frames per state and host-resident MiB on\n"
 				  "stdout every N ms (0: never, the default)" },
 	{ "json", 'j', NULL, "status lines as JSON, one object a line" },
+	{ "name", 'n', "NAME", "the guest's name in metrics (by default its table's\n"
+				 "path)" },
+	{ "metrics-file", 'M', "FILE", "write Prometheus metrics to FILE (for node_exporter's\n"
+				        "textfile collector), replaced whole each time" },
+	{ "metrics-ms", 'k', "N", "write them every N ms (15000)" },
 	{ "target-mib", 'T', "N", "give back volatile frames (clean cache) while the\n"
 				   "host holds more than N MiB of the guest" },
 	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
@@ -745,7 +792,7 @@ static const struct command_doc {
 } commands[] = {
 	{ "init", "trm", "f", "create a guest's RAM and table files (0600, never\n"
 			      "through a symbolic link)" },
-	{ "run", "tr", "qpialPsjTFCS", "serve the guest: give its unused frames back to\n"
+	{ "run", "tr", "qpialPsjnMkTFCS", "serve the guest: give its unused frames back to\n"
 				      "the host until SIGTERM or SIGINT" },
 	{ "status", "tr", "j", "one status report, beside a running daemon" },
 	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
@@ -884,7 +931,8 @@ int main(int argc, char **argv)
 {
 	struct option longopts[NR_OPTIONS + 1] = { };
 	struct options o = { .policy = POLICY_AGED, .interval_ms = 1000, .age_ms = 2000,
-			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S };
+			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S,
+			     .metrics_ms = DEFAULT_METRICS_MS };
 	bool policy_given = false;
 	const struct command_doc *command = NULL;
 	const char *cmd;
@@ -999,6 +1047,16 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = 1;
+			break;
+		case 'n':
+			o.name = optarg;
+			break;
+		case 'M':
+			o.metrics_file = optarg;
+			break;
+		case 'k':
+			if (parse_number(optarg, "metrics-ms", 100, MAX_MS, &o.metrics_ms))
+				return 2;
 			break;
 		case 'h':
 			help();

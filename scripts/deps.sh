@@ -23,6 +23,10 @@ host_test=(
 	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
 	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
 	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
+	# promtool checks pagehintd's metrics (test_metrics).  Debian enables
+	# the Prometheus server it comes with: not for a hypervisor, which
+	# needs only host-build
+	prometheus
 )
 guest=(
 	linux-source-6.12	# the guest kernel the series applies to

@@ -38,7 +38,7 @@ extra=$(cd "$dest" && find . -type f | grep -v -e '^./usr/sbin/pagehintd$' \
 	-e '^./usr/lib/systemd/system/pagehintd@.service$' \
 	-e '^./usr/share/man/man8/pagehintd.8$' || true)
 [ -z "$extra" ] || fail "make install put more: $extra"
-grep -qx 'ExecStart=/usr/sbin/pagehintd run $PAGEHINTD_ARGS' \
+grep -qx 'ExecStart=/usr/sbin/pagehintd run --name %i $PAGEHINTD_ARGS' \
 	"$dest/usr/lib/systemd/system/pagehintd@.service" ||
 	fail "the unit does not start /usr/sbin/pagehintd"
 if "$dest/usr/sbin/pagehintd" --help | grep -q stop-after-claiming; then
