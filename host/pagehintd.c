@@ -126,10 +126,10 @@ static void stop_when_claimed(struct table *t, uint8_t want, uint64_t pfn, uint6
 		return;
 	stopped_once = true;
 	log_line(LOG_NOTICE, "stopping with frames %" PRIu64 "-%" PRIu64
-		" claimed (--stop-after-claiming %" PRIu64 ")", pfn, pfn + len - 1, stop_pfn);
+		 " claimed (--stop-after-claiming %" PRIu64 ")", pfn, pfn + len - 1, stop_pfn);
 	raise(SIGSTOP);
 	log_line(LOG_NOTICE, "continued; releasing frames %" PRIu64 "-%" PRIu64,
-		pfn, pfn + len - 1);
+		 pfn, pfn + len - 1);
 }
 #endif
 
@@ -173,7 +173,7 @@ static int read_target_file(const char *path, long *target_mib)
 	v = strtoul(buf, &end, 10);
 	if (errno || !buf[0] || *end || buf[0] == '-' || v > LONG_MAX / MiB) {
 		log_line(LOG_WARNING, "target file %s holds '%s', not a number of MiB or \"none\"; target unchanged",
-			path, buf);
+			 path, buf);
 		return -1;
 	}
 	*target_mib = v;
@@ -285,7 +285,7 @@ static long long reboot_command(struct qmp *q, const char *command, const char *
 
 	if (id < 0) {
 		log_line(LOG_ERR, "could not send %s to QEMU (%s); the guest stays stopped",
-			command, strerror(errno));
+			 command, strerror(errno));
 		return 0;
 	}
 	return id;
@@ -351,8 +351,8 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 			if (m.id > 0 && (m.id == r->set_action_id || m.id == r->reset_id ||
 					 m.id == r->cont_id)) {
 				log_line(LOG_ERR, "QEMU refused the %s for the guest's reboot: %s; the guest stays stopped",
-					m.id == r->reset_id ? "system_reset" :
-					m.id == r->cont_id ? "cont" : "set-action", m.error);
+					 m.id == r->reset_id ? "system_reset" :
+					 m.id == r->cont_id ? "cont" : "set-action", m.error);
 				return -1;
 			}
 			log_line(LOG_WARNING, "QEMU refused command %lld: %s", m.id, m.error);
@@ -382,7 +382,7 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 			/* a reset that did not stop first: the new boot may already run */
 			table_reset(t);
 			log_line(LOG_WARNING, "unexpected guest reset (%s): new table epoch",
-				m.reason);
+				 m.reason);
 		}
 	}
 	if (eof)
@@ -404,12 +404,12 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 
 	if (qmp_command(q, "set-action", REBOOT_STOPS, 5000, &m) != QMP_RETURN) {
 		log_line(LOG_ERR, "QEMU refused set-action: %s",
-			m.kind == QMP_ERROR ? m.error : "no reply");
+			 m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
 	if (qmp_command(q, "query-status", NULL, 5000, &m) != QMP_RETURN) {
 		log_line(LOG_ERR, "QEMU refused query-status: %s",
-			m.kind == QMP_ERROR ? m.error : "no reply");
+			 m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
 	if (!strcmp(m.status, "shutdown")) {
@@ -430,7 +430,7 @@ static void report_target(long target_mib)
 		log_line(LOG_INFO, "no target: volatile frames are kept");
 	else
 		log_line(LOG_INFO, "target %ld MiB: volatile frames go while above it",
-			target_mib);
+			 target_mib);
 }
 
 /*
@@ -552,7 +552,7 @@ static int cmd_run(const struct options *o)
 	 */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
-			strerror(errno));
+			 strerror(errno));
 	table_recover_busy(&t);
 	if (giveback_init(&gb, &t, o->policy == POLICY_AGED,
 			  o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0)) {
@@ -562,7 +562,7 @@ static int cmd_run(const struct options *o)
 	}
 	if (o->policy == POLICY_AGED)
 		log_line(LOG_INFO, "policy aged: a frame goes back once it stayed unused for %lu ms",
-			o->age_ms);
+			 o->age_ms);
 	else if (o->policy == POLICY_PERIODIC)
 		log_line(LOG_INFO, "policy periodic: a pass every %lu ms", o->interval_ms);
 	else
@@ -571,7 +571,7 @@ static int cmd_run(const struct options *o)
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
 			log_line(LOG_ERR, "--stop-after-claiming %" PRIu64
-				" is not a frame of the guest's RAM", stop_pfn);
+				 " is not a frame of the guest's RAM", stop_pfn);
 			giveback_free(&gb);
 			table_close(&t);
 			return 1;
@@ -631,7 +631,7 @@ static int cmd_run(const struct options *o)
 					  target_mib < 0 ? GIVEBACK_NO_TARGET :
 					  target_mib * (long long)MiB, &stopping, &done)) {
 				log_line(LOG_ERR, "fallocate(PUNCH_HOLE) on %s failed: %s",
-					o->ram, strerror(errno));
+					 o->ram, strerror(errno));
 				ret = 1;
 				break;
 			}
@@ -684,10 +684,10 @@ static int cmd_run(const struct options *o)
 		if (!qmp_done && q.fd >= 0 && qmp_stalled(&q, qmp_now_ms())) {
 			if (q.out_full)
 				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent, and the next did not fit; dropping the connection",
-					q.out_len);
+					 q.out_len);
 			else
 				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent for %d s; dropping the connection",
-					q.out_len, QMP_DRAIN_MS / 1000);
+					 q.out_len, QMP_DRAIN_MS / 1000);
 			qmp_done = -1;
 		}
 		if (qmp_done) {
@@ -765,7 +765,7 @@ static const struct option_doc {
 	{ "name", 'n', "NAME", "the guest's name in metrics (by default its table's\n"
 				 "path)" },
 	{ "metrics-file", 'M', "FILE", "write Prometheus metrics to FILE (for node_exporter's\n"
-				        "textfile collector), replaced whole each time" },
+					"textfile collector), replaced whole each time" },
 	{ "metrics-ms", 'k', "N", "write them every N ms (15000)" },
 	{ "target-mib", 'T', "N", "give back volatile frames (clean cache) while the\n"
 				   "host holds more than N MiB of the guest" },
@@ -920,7 +920,7 @@ static int parse_number(const char *arg, const char *name, unsigned long min,
 	}
 	if (v < min || v > max) {
 		log_line(LOG_ERR, "--%s %s is out of range (%lu to %lu)", name, arg,
-			min, max);
+			 min, max);
 		return -1;
 	}
 	*out = v;

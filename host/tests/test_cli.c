@@ -126,7 +126,6 @@ static void expect_from(const char *daemon, struct dir *d, int status, const cha
 	struct stat st;
 	int argc = 1;
 
-
 	while ((argv[argc] = va_arg(ap, char *)))
 		argc++;
 	assert_int_equal(run(argv, err, sizeof(err)), status);
@@ -340,7 +339,8 @@ static void start(struct dir *d, struct daemon *p, enum journal journal, char *c
 	/* the daemon's environment: the test's, without what says systemd runs it */
 	for (i = 0; environ[i] && n < 200; i++)
 		if (strncmp(environ[i], "JOURNAL_STREAM=", 15) &&
-		    strncmp(environ[i], "NOTIFY_SOCKET=", 14) && strncmp(environ[i], "WATCHDOG_", 9))
+		    strncmp(environ[i], "NOTIFY_SOCKET=", 14) &&
+		    strncmp(environ[i], "WATCHDOG_", 9))
 			env[n++] = environ[i];
 	if (journal != NO_JOURNAL) {
 		assert_int_equal(stat(journal == JOURNAL ? p->errpath : "/dev/null", &st), 0);
@@ -500,8 +500,8 @@ static void test_journal_priorities(void **state)
 {
 	struct dir *d = *state;
 	char bad[] = "/nonexistent/target\n<0>forged";
-	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "0x40",
-			 NULL };
+	char *init[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib",
+			 "0x40", NULL };
 	char *make[] = { PAGEHINTD, "init", "--table", d->table, "--ram", d->ram, "--mem-mib", "64",
 			 NULL };
 	char *target[] = { PAGEHINTD, "run", "--table", d->table, "--ram", d->ram, "--target-file",

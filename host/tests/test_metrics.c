@@ -30,6 +30,8 @@
 #include "../table.h"
 
 #define MiB		(1ULL << 20)
+/* the label of the guest named vm "one", escaped as the format wants */
+#define VM		"guest=\"vm \\\"one\\\"\""
 
 extern char **environ;
 
@@ -80,7 +82,8 @@ static void promtool_accepts(const char *text)
 	status = pclose(p);
 	unlink(path);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		fail_msg("promtool is missing: scripts/deps.sh host installs it (Debian's prometheus)");
+		fail_msg("promtool is missing: scripts/deps.sh host installs it "
+			 "(Debian's prometheus)");
 	if (status || n)
 		fail_msg("promtool check metrics: status %d: %s", status, out);
 }
@@ -309,23 +312,23 @@ static void test_daemon_writes_what_the_table_says(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 
-	expect_line(text, "pagehint_guest_attached{guest=\"vm \\\"one\\\"\"} 1");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"stable\"} 16224");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"unused\"} 0");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"unused_dropped\"} 100");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"volatile\"} 50");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"volatile_dropped\"} 10");
-	expect_line(text, "pagehint_frames{guest=\"vm \\\"one\\\"\",state=\"busy\"} 0");
-	expect_line(text, "pagehint_dropped_frames_total{guest=\"vm \\\"one\\\"\",state=\"unused\"} 100");
-	expect_line(text, "pagehint_dropped_frames_total{guest=\"vm \\\"one\\\"\",state=\"volatile\"} 0");
-	expect_line(text, "pagehint_punch_calls_total{guest=\"vm \\\"one\\\"\"} 1");
-	expect_line(text, "pagehint_target_bytes{guest=\"vm \\\"one\\\"\"} 1048576000");
-	expect_line(text, "pagehint_guest_transitions_total{guest=\"vm \\\"one\\\"\",to=\"unused\"} 12345");
-	expect_line(text, "pagehint_guest_transitions_total{guest=\"vm \\\"one\\\"\",to=\"stable\"} 678");
-	expect_line(text, "pagehint_guest_busy_waits_total{guest=\"vm \\\"one\\\"\"} 9");
-	expect_line(text, "pagehint_guest_unused_frames{guest=\"vm \\\"one\\\"\"} 100");
+	expect_line(text, "pagehint_guest_attached{" VM "} 1");
+	expect_line(text, "pagehint_frames{" VM ",state=\"stable\"} 16224");
+	expect_line(text, "pagehint_frames{" VM ",state=\"unused\"} 0");
+	expect_line(text, "pagehint_frames{" VM ",state=\"unused_dropped\"} 100");
+	expect_line(text, "pagehint_frames{" VM ",state=\"volatile\"} 50");
+	expect_line(text, "pagehint_frames{" VM ",state=\"volatile_dropped\"} 10");
+	expect_line(text, "pagehint_frames{" VM ",state=\"busy\"} 0");
+	expect_line(text, "pagehint_dropped_frames_total{" VM ",state=\"unused\"} 100");
+	expect_line(text, "pagehint_dropped_frames_total{" VM ",state=\"volatile\"} 0");
+	expect_line(text, "pagehint_punch_calls_total{" VM "} 1");
+	expect_line(text, "pagehint_target_bytes{" VM "} 1048576000");
+	expect_line(text, "pagehint_guest_transitions_total{" VM ",to=\"unused\"} 12345");
+	expect_line(text, "pagehint_guest_transitions_total{" VM ",to=\"stable\"} 678");
+	expect_line(text, "pagehint_guest_busy_waits_total{" VM "} 9");
+	expect_line(text, "pagehint_guest_unused_frames{" VM "} 100");
 	assert_int_equal(stat(d->ram, &st), 0);
-	snprintf(line, sizeof(line), "pagehint_host_resident_bytes{guest=\"vm \\\"one\\\"\"} %llu",
+	snprintf(line, sizeof(line), "pagehint_host_resident_bytes{" VM "} %llu",
 		 (unsigned long long)st.st_blocks * 512);
 	expect_line(text, line);
 	assert_true(st.st_blocks * 512 >= (off_t)sizeof(data));
