@@ -13,7 +13,7 @@
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps tree export kernel build-each host initramfs disks build qemu s390 check run bench fuzz clean help
+.PHONY: all deps deps-host tree export kernel build-each host initramfs disks build qemu s390 check run bench fuzz clean help
 
 all: build
 
@@ -21,7 +21,11 @@ help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh all
+
+# What the host side and its tests need, nothing of the guest's
+deps-host:
+	@scripts/deps.sh host
 
 tree: deps
 	@kernel/tree.sh prepare
@@ -41,8 +45,9 @@ $(B)/disks/data.img $(B)/disks/data.sha256 $(B)/disks/data.erofs: guest/mkdisks.
 
 disks: $(B)/disks/data.img
 
-# pagehintd includes the protocol header from the tree: after "tree".
-host: tree
+# pagehintd carries the table format (host/include, checked against the
+# series by the host tests): no kernel tree, no cross toolchain.
+host: deps-host
 	@$(MAKE) --no-print-directory -s -C host
 
 initramfs: kernel disks

@@ -10,11 +10,8 @@
  * marked volatile (clean cache it can read again) until the host holds no
  * more than the target.  It never touches a stable frame.
  *
- *   pagehintd init   --table F --ram F --mem-mib N   create the files
- *                    [--force]                       (reuse ones no guest runs on)
- *   pagehintd run    --table F --ram F [options]     the daemon
- *   pagehintd status --table F --ram F [--json]      one report
- *   pagehintd table-size --mem-mib N                 bytes of table needed
+ * Its commands and options: options_doc[] and commands[] below (--help,
+ * pagehintd(8)).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -34,7 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "giveback.h"
+#include "log.h"
+#include "metrics.h"
 #include "qmp.h"
 #include "table.h"
 
@@ -51,6 +52,11 @@
  * --chaos) asked for in its busiest second: 11,149.
  */
 #define DEFAULT_PUNCHES_S	20000UL
+/*
+ * Metrics count every frame's state, a read of the whole table (16 MiB
+ * for 64 GiB of guest): as often as Prometheus usually scrapes, no more.
+ */
+#define DEFAULT_METRICS_MS	15000UL
 #define MAX_PUNCHES_S		10000000UL
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
@@ -73,6 +79,9 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
 struct options {
 	const char *table, *ram, *qmp;
+	const char *name;		/* the guest's, in metrics; NULL: its table's path */
+	const char *metrics_file;	/* NULL: no metrics */
+	unsigned long metrics_ms;	/* between two writes of metrics_file */
 	unsigned long mem_mib;
 	enum policy policy;
 	unsigned long interval_ms;	/* periodic: between passes */
@@ -85,10 +94,18 @@ struct options {
 	int chaos;			/* drop unused and volatile at once */
 	int force;			/* init: reuse existing files */
 	int json;
-	int stop_after_claiming;	/* tests: stop_pfn is set */
+#ifdef PAGEHINTD_TEST_HOOKS
+	int stop_after_claiming;	/* stop_pfn is set */
+#endif
 };
 
 static volatile sig_atomic_t stopping, reread_target;
+
+#ifdef PAGEHINTD_TEST_HOOKS
+/*
+ * Test hooks: only in the test build (-DPAGEHINTD_TEST_HOOKS, built in
+ * build/host/test-hooks), never in the pagehintd that is installed.
+ */
 
 /* --stop-after-claiming: the frame, and whether the daemon stopped yet */
 static uint64_t stop_pfn;
@@ -108,12 +125,13 @@ static void stop_when_claimed(struct table *t, uint8_t want, uint64_t pfn, uint6
 	if (stopped_once || want != PAGEHINT_VOLATILE || stop_pfn < pfn || stop_pfn - pfn >= len)
 		return;
 	stopped_once = true;
-	fprintf(stderr, "pagehintd: stopping with frames %" PRIu64 "-%" PRIu64
-		" claimed (--stop-after-claiming %" PRIu64 ")\n", pfn, pfn + len - 1, stop_pfn);
+	log_line(LOG_NOTICE, "stopping with frames %" PRIu64 "-%" PRIu64
+		 " claimed (--stop-after-claiming %" PRIu64 ")", pfn, pfn + len - 1, stop_pfn);
 	raise(SIGSTOP);
-	fprintf(stderr, "pagehintd: continued; releasing frames %" PRIu64 "-%" PRIu64 "\n",
-		pfn, pfn + len - 1);
+	log_line(LOG_NOTICE, "continued; releasing frames %" PRIu64 "-%" PRIu64,
+		 pfn, pfn + len - 1);
 }
+#endif
 
 static void on_signal(int sig)
 {
@@ -135,11 +153,11 @@ static int read_target_file(const char *path, long *target_mib)
 	/* non-blocking: a FIFO must not stop the daemon before fstat says no */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "pagehintd: cannot read target file %s: %s\n", path, strerror(errno));
+		log_line(LOG_ERR, "cannot read target file %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "pagehintd: target file %s is not a regular file\n", path);
+		log_line(LOG_ERR, "target file %s is not a regular file", path);
 		close(fd);
 		return -1;
 	}
@@ -154,8 +172,8 @@ static int read_target_file(const char *path, long *target_mib)
 	errno = 0;
 	v = strtoul(buf, &end, 10);
 	if (errno || !buf[0] || *end || buf[0] == '-' || v > LONG_MAX / MiB) {
-		fprintf(stderr, "pagehintd: target file %s holds '%s', not a number of MiB or \"none\"; target unchanged\n",
-			path, buf);
+		log_line(LOG_WARNING, "target file %s holds '%s', not a number of MiB or \"none\"; target unchanged",
+			 path, buf);
 		return -1;
 	}
 	*target_mib = v;
@@ -266,8 +284,8 @@ static long long reboot_command(struct qmp *q, const char *command, const char *
 	long long id = qmp_execute(q, command, arguments);
 
 	if (id < 0) {
-		fprintf(stderr, "pagehintd: could not send %s to QEMU (%s); the guest stays stopped\n",
-			command, strerror(errno));
+		log_line(LOG_ERR, "could not send %s to QEMU (%s); the guest stays stopped",
+			 command, strerror(errno));
 		return 0;
 	}
 	return id;
@@ -287,9 +305,9 @@ static int start_reboot(struct table *t, struct qmp *q, struct reboot *r, const 
 	if (r->epoch_used || table_attached(t)) {
 		table_reset(t);
 		r->epoch_used = false;
-		fprintf(stderr, "pagehintd: %s: new table epoch, resuming it\n", why);
+		log_line(LOG_NOTICE, "%s: new table epoch, resuming it", why);
 	} else {
-		fprintf(stderr, "pagehintd: %s before it attached: resuming it\n", why);
+		log_line(LOG_NOTICE, "%s before it attached: resuming it", why);
 	}
 	r->resetting = true;
 	r->set_action_id = reboot_command(q, "set-action", REBOOT_RESETS);
@@ -325,18 +343,19 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 	const char *line;
 	int eof;
 
-	while ((line = qmp_next_line(q, timeout_ms, &eof))) {
+	/* a peer that floods us with events while it reads nothing is dropped */
+	while (!qmp_stalled(q, qmp_now_ms()) && (line = qmp_next_line(q, timeout_ms, &eof))) {
 		timeout_ms = 0;
 		switch (qmp_parse(line, &m)) {
 		case QMP_ERROR:
 			if (m.id > 0 && (m.id == r->set_action_id || m.id == r->reset_id ||
 					 m.id == r->cont_id)) {
-				fprintf(stderr, "pagehintd: QEMU refused the %s for the guest's reboot: %s; the guest stays stopped\n",
-					m.id == r->reset_id ? "system_reset" :
-					m.id == r->cont_id ? "cont" : "set-action", m.error);
+				log_line(LOG_ERR, "QEMU refused the %s for the guest's reboot: %s; the guest stays stopped",
+					 m.id == r->reset_id ? "system_reset" :
+					 m.id == r->cont_id ? "cont" : "set-action", m.error);
 				return -1;
 			}
-			fprintf(stderr, "pagehintd: QEMU refused command %lld: %s\n", m.id, m.error);
+			log_line(LOG_WARNING, "QEMU refused command %lld: %s", m.id, m.error);
 			continue;
 		case QMP_EVENT:
 			break;
@@ -357,17 +376,17 @@ static int handle_qmp(struct table *t, struct qmp *q, struct reboot *r, int time
 				return -1;
 		} else if (!strcmp(m.event, "SHUTDOWN") &&
 			   (!strcmp(m.reason, "guest-shutdown") || !strcmp(m.reason, "guest-panic"))) {
-			fprintf(stderr, "pagehintd: guest powered off: stopping QEMU\n");
+			log_line(LOG_NOTICE, "guest powered off: stopping QEMU");
 			qmp_execute(q, "quit", NULL);
 		} else if (!strcmp(m.event, "RESET")) {
 			/* a reset that did not stop first: the new boot may already run */
 			table_reset(t);
-			fprintf(stderr, "pagehintd: unexpected guest reset (%s): new table epoch\n",
-				m.reason);
+			log_line(LOG_WARNING, "unexpected guest reset (%s): new table epoch",
+				 m.reason);
 		}
 	}
 	if (eof)
-		fprintf(stderr, "pagehintd: QEMU closed its QMP socket; exiting\n");
+		log_line(LOG_NOTICE, "QEMU closed its QMP socket; exiting");
 	return eof ? 1 : 0;
 }
 
@@ -384,13 +403,13 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 	struct qmp_message m;
 
 	if (qmp_command(q, "set-action", REBOOT_STOPS, 5000, &m) != QMP_RETURN) {
-		fprintf(stderr, "pagehintd: QEMU refused set-action: %s\n",
-			m.kind == QMP_ERROR ? m.error : "no reply");
+		log_line(LOG_ERR, "QEMU refused set-action: %s",
+			 m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
 	if (qmp_command(q, "query-status", NULL, 5000, &m) != QMP_RETURN) {
-		fprintf(stderr, "pagehintd: QEMU refused query-status: %s\n",
-			m.kind == QMP_ERROR ? m.error : "no reply");
+		log_line(LOG_ERR, "QEMU refused query-status: %s",
+			 m.kind == QMP_ERROR ? m.error : "no reply");
 		return -1;
 	}
 	if (!strcmp(m.status, "shutdown")) {
@@ -399,7 +418,7 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 		return start_reboot(t, q, r, "the guest was left stopped in a reboot");
 	}
 	if (!strcmp(m.status, "prelaunch")) {
-		fprintf(stderr, "pagehintd: the guest was left reset but not resumed: resuming it\n");
+		log_line(LOG_NOTICE, "the guest was left reset but not resumed: resuming it");
 		return resume(q, r);
 	}
 	return 0;
@@ -408,10 +427,10 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 static void report_target(long target_mib)
 {
 	if (target_mib < 0)
-		fprintf(stderr, "pagehintd: no target: volatile frames are kept\n");
+		log_line(LOG_INFO, "no target: volatile frames are kept");
 	else
-		fprintf(stderr, "pagehintd: target %ld MiB: volatile frames go while above it\n",
-			target_mib);
+		log_line(LOG_INFO, "target %ld MiB: volatile frames go while above it",
+			 target_mib);
 }
 
 /*
@@ -431,17 +450,56 @@ static void report_attach(const struct table *t, struct reboot *r, double now)
 	if (attached == logged || (logged >= 0 && now - last < 1))
 		return;
 	if (attached)
-		fprintf(stderr, "pagehintd: the guest attached\n");
+		log_line(LOG_NOTICE, "the guest attached");
 	else if (logged >= 0)
-		fprintf(stderr, "pagehintd: the guest detached: nothing is given back until it attaches again\n");
+		log_line(LOG_NOTICE, "the guest detached: nothing is given back until it attaches again");
 	logged = attached;
 	last = now;
+}
+
+/*
+ * Under systemd with WatchdogSec=, how often the service loop says it
+ * still runs: twice per period, as sd_watchdog_enabled(3) advises.  0:
+ * no watchdog.
+ */
+static unsigned long watchdog_ping_ms(void)
+{
+	uint64_t usec;
+
+	if (sd_watchdog_enabled(0, &usec) <= 0)
+		return 0;
+	return usec / 2000 ? usec / 2000 : 1;
+}
+
+/*
+ * Replace the metrics file with what the guest and the daemon look like
+ * now.  A failure (a full disk, a directory that went away) is said once,
+ * and so is the first success after it: the daemon serves on either way.
+ */
+static void write_metrics(const struct options *o, const struct table *t, long target_mib)
+{
+	static bool failing;
+	struct guest_metrics m;
+
+	metrics_snapshot(&m, t, o->name ? o->name : o->table,
+			 target_mib < 0 ? -1 : target_mib * (long long)MiB);
+	if (metrics_write(o->metrics_file, &m, 1)) {
+		if (!failing)
+			log_line(LOG_WARNING, "cannot write metrics to %s: %s", o->metrics_file,
+				 strerror(errno));
+		failing = true;
+	} else if (failing) {
+		log_line(LOG_NOTICE, "metrics written to %s again", o->metrics_file);
+		failing = false;
+	}
 }
 
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start;
+	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start, last_ping = 0;
+	double last_metrics = 0;
+	unsigned long ping_ms = watchdog_ping_ms();
 	int immediate_ms = IMMEDIATE_MS;
 	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
 	char err[512];
@@ -479,11 +537,11 @@ static int cmd_run(const struct options *o)
 		return 1;
 
 	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	if (o->qmp && qmp_connect(&q, o->qmp, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		table_close(&t);
 		return 1;
 	}
@@ -493,32 +551,34 @@ static int cmd_run(const struct options *o)
 	 * not wait for its own pages to come back from swap.
 	 */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		fprintf(stderr, "pagehintd: cannot lock its memory (%s): a guest may wait on its page-ins\n",
-			strerror(errno));
+		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
+			 strerror(errno));
 	table_recover_busy(&t);
 	if (giveback_init(&gb, &t, o->policy == POLICY_AGED,
 			  o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0)) {
-		fprintf(stderr, "pagehintd: no memory for what it keeps between passes\n");
+		log_line(LOG_ERR, "no memory for what it keeps between passes");
 		table_close(&t);
 		return 1;
 	}
 	if (o->policy == POLICY_AGED)
-		fprintf(stderr, "pagehintd: policy aged: a frame goes back once it stayed unused for %lu ms\n",
-			o->age_ms);
+		log_line(LOG_INFO, "policy aged: a frame goes back once it stayed unused for %lu ms",
+			 o->age_ms);
 	else if (o->policy == POLICY_PERIODIC)
-		fprintf(stderr, "pagehintd: policy periodic: a pass every %lu ms\n", o->interval_ms);
+		log_line(LOG_INFO, "policy periodic: a pass every %lu ms", o->interval_ms);
 	else
-		fprintf(stderr, "pagehintd: policy immediate%s\n", o->chaos ? ", chaos" : "");
+		log_line(LOG_INFO, "policy immediate%s", o->chaos ? ", chaos" : "");
+#ifdef PAGEHINTD_TEST_HOOKS
 	if (o->stop_after_claiming) {
 		if (!table_has_frame(&t, stop_pfn)) {
-			fprintf(stderr, "pagehintd: --stop-after-claiming %" PRIu64
-				" is not a frame of the guest's RAM\n", stop_pfn);
+			log_line(LOG_ERR, "--stop-after-claiming %" PRIu64
+				 " is not a frame of the guest's RAM", stop_pfn);
 			giveback_free(&gb);
 			table_close(&t);
 			return 1;
 		}
 		t.claimed = stop_when_claimed;
 	}
+#endif
 	/* before QMP: a boot attached already has used this epoch */
 	report_attach(&t, &reboot, now_s());
 	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
@@ -528,9 +588,15 @@ static int cmd_run(const struct options *o)
 		return 1;
 	}
 	if (o->chaos)
-		fprintf(stderr, "pagehintd: chaos mode: every unused and volatile frame goes at once\n");
+		log_line(LOG_INFO, "chaos mode: every unused and volatile frame goes at once");
 	else
 		report_target(target_mib);
+	/*
+	 * It serves from here on: systemd (Type=notify) starts what is
+	 * ordered after it, and counts a start that never gets here as
+	 * failed.  Without NOTIFY_SOCKET this does nothing.
+	 */
+	sd_notify(0, "READY=1");
 
 	while (!stopping) {
 		double now = now_s();
@@ -548,6 +614,10 @@ static int cmd_run(const struct options *o)
 			budget = (uint64_t)tokens;
 		}
 		last_refill = now;
+		if (ping_ms && now - last_ping >= ping_ms / 1000.0) {
+			sd_notify(0, "WATCHDOG=1");
+			last_ping = now;
+		}
 		if (reread_target) {
 			reread_target = 0;
 			if (o->target_file && !read_target_file(o->target_file, &target_mib))
@@ -560,8 +630,8 @@ static int cmd_run(const struct options *o)
 			if (giveback_pass(&t, &gb, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
 					  target_mib < 0 ? GIVEBACK_NO_TARGET :
 					  target_mib * (long long)MiB, &stopping, &done)) {
-				fprintf(stderr, "pagehintd: fallocate(PUNCH_HOLE) on %s failed: %s\n",
-					o->ram, strerror(errno));
+				log_line(LOG_ERR, "fallocate(PUNCH_HOLE) on %s failed: %s",
+					 o->ram, strerror(errno));
 				ret = 1;
 				break;
 			}
@@ -577,8 +647,17 @@ static int cmd_run(const struct options *o)
 			report(&t, o->json, start, true);
 			last_status = now;
 		}
+		if (o->metrics_file && now - last_metrics >= o->metrics_ms / 1000.0) {
+			write_metrics(o, &t, target_mib);
+			last_metrics = now;
+		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
 			wait_ms = o->status_ms;
+		if (o->metrics_file && wait_ms > (int)o->metrics_ms)
+			wait_ms = o->metrics_ms;
+		/* a periodic pass an hour apart must not miss the watchdog */
+		if (ping_ms && wait_ms > (int)ping_ms)
+			wait_ms = ping_ms;
 		/*
 		 * Wait with the signals blocked until the wait itself (ppoll)
 		 * unblocks them: one that comes after the checks above ends
@@ -588,7 +667,8 @@ static int cmd_run(const struct options *o)
 		if (!stopping && !reread_target) {
 			if (q.fd >= 0) {
 				q.wait_mask = &unblocked;
-				qmp_done = handle_qmp(&t, &q, &reboot, wait_ms);
+				qmp_done = handle_qmp(&t, &q, &reboot,
+						      qmp_wait_bound_ms(&q, qmp_now_ms(), wait_ms));
 				q.wait_mask = NULL;
 			} else {
 				struct timespec ts = { wait_ms / 1000, wait_ms % 1000 * 1000000L };
@@ -597,11 +677,28 @@ static int cmd_run(const struct options *o)
 			}
 		}
 		sigprocmask(SIG_SETMASK, &unblocked, NULL);
+		/*
+		 * Without its commands a guest's reboot stays stopped: say
+		 * why, rather than serve on with a QEMU that reads nothing.
+		 */
+		if (!qmp_done && q.fd >= 0 && qmp_stalled(&q, qmp_now_ms())) {
+			if (q.out_full)
+				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent, and the next did not fit; dropping the connection",
+					 q.out_len);
+			else
+				log_line(LOG_ERR, "QEMU stopped reading its QMP socket: %zu bytes of commands could not be sent for %d s; dropping the connection",
+					 q.out_len, QMP_DRAIN_MS / 1000);
+			qmp_done = -1;
+		}
 		if (qmp_done) {
 			ret = qmp_done < 0;
 			break;
 		}
 	}
+	sd_notify(0, "STOPPING=1");
+	/* a guest nobody serves has no metrics: not the last ones, forever */
+	if (o->metrics_file)
+		unlink(o->metrics_file);
 	if (o->status_ms)
 		report(&t, o->json, start, true);
 	qmp_close(&q);
@@ -616,7 +713,7 @@ static int cmd_status(const struct options *o)
 	struct table t;
 
 	if (table_open_readonly(&t, o->table, o->ram, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	report(&t, o->json, now_s(), false);
@@ -629,25 +726,174 @@ static int cmd_init(const struct options *o)
 	char err[512];
 
 	if (table_create(o->table, o->ram, o->mem_mib * MiB, o->force, err, sizeof(err))) {
-		fprintf(stderr, "pagehintd: %s\n", err);
+		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	return 0;
 }
 
+/*
+ * Every option, once: getopt's table, --help and the check of which
+ * command takes which option are all made from this list and commands[].
+ */
+static const struct option_doc {
+	const char *name;
+	int val;		/* getopt's value, as commands[] names it */
+	const char *arg;	/* the argument's name in --help; NULL: takes none */
+	const char *help;	/* lines of at most 56 characters */
+} options_doc[] = {
+	{ "table", 't', "FILE", "the page-state table file the guest shares (its\n"
+				 "ivshmem-plain device's memory-backend-file)" },
+	{ "ram", 'r', "FILE", "the file behind the guest's RAM (its memory backend,\n"
+			       "share=on); init makes it with the table, a pair" },
+	{ "mem-mib", 'm', "N", "the guest's RAM in MiB" },
+	{ "force", 'f', NULL, "init: reuse existing files of the caller's own, for\n"
+			       "a guest that is not running" },
+	{ "qmp", 'q', "SOCKET", "QEMU's QMP socket: follow the guest's reboots, so\n"
+				 "that each boot starts a new table epoch" },
+	{ "policy", 'p', "POLICY", "aged (the default): give a frame back once it\n"
+				    "stayed unused for --age-ms; immediate: at once;\n"
+				    "periodic: a pass every --interval-ms" },
+	{ "interval-ms", 'i', "N", "periodic: milliseconds between passes (1000)" },
+	{ "age-ms", 'a', "N", "aged: how long a frame stays unused before it goes\n"
+			       "(2000)" },
+	{ "rate-mib-s", 'l', "N", "give back at most N MiB a second (no limit)" },
+	{ "max-punches-s", 'P', "N", "at most N fallocate() calls a second (20000)" },
+	{ "status-ms", 's', "N", "print frames per state and host-resident MiB on\n"
+				  "stdout every N ms (0: never, the default)" },
+	{ "json", 'j', NULL, "status lines as JSON, one object a line" },
+	{ "name", 'n', "NAME", "the guest's name in metrics (by default its table's\n"
+				 "path)" },
+	{ "metrics-file", 'M', "FILE", "write Prometheus metrics to FILE (for node_exporter's\n"
+					"textfile collector), replaced whole each time" },
+	{ "metrics-ms", 'k', "N", "write them every N ms (15000)" },
+	{ "target-mib", 'T', "N", "give back volatile frames (clean cache) while the\n"
+				   "host holds more than N MiB of the guest" },
+	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
+				       "on SIGHUP" },
+	{ "chaos", 'C', NULL, "for tests: drop every unused and volatile frame\n"
+			       "the moment it appears" },
+#ifdef PAGEHINTD_TEST_HOOKS
+	{ "stop-after-claiming", 'S', "PFN", "test build only: stop (SIGSTOP) once, holding\n"
+					      "the claim on volatile frame PFN" },
+#endif
+	{ "help", 'h', NULL, "this text" },
+	{ "version", 'V', NULL, "the version" },
+};
+
+#define NR_OPTIONS	(sizeof(options_doc) / sizeof(options_doc[0]))
+
+/*
+ * The commands, the options each must have and those it may take, by
+ * their getopt values.
+ */
+static const struct command_doc {
+	const char *cmd, *needs, *takes, *help;
+} commands[] = {
+	{ "init", "trm", "f", "create a guest's RAM and table files (0600, never\n"
+			      "through a symbolic link)" },
+	{ "run", "tr", "qpialPsjnMkTFCS", "serve the guest: give its unused frames back to\n"
+				      "the host until SIGTERM or SIGINT" },
+	{ "status", "tr", "j", "one status report, beside a running daemon" },
+	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
+};
+
+#define NR_COMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+static const struct option_doc *option_by_val(int val)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_OPTIONS; i++)
+		if (options_doc[i].val == val)
+			return &options_doc[i];
+	return NULL;
+}
+
+/* "usage: pagehintd table-size": where a command's options start */
+#define SYNOPSIS_INDENT	27
+
+/* One option as the synopsis shows it, optional ones in brackets. */
+static int synopsis_option(FILE *f, int val, bool optional, int column)
+{
+	const struct option_doc *d = option_by_val(val);
+	char word[64];
+	int n;
+
+	if (!d)			/* a test hook this build has not */
+		return column;
+	n = snprintf(word, sizeof(word), "%s--%s%s%s%s", optional ? "[" : "", d->name,
+		     d->arg ? " " : "", d->arg ? d->arg : "", optional ? "]" : "");
+	if (column + 1 + n > 79) {
+		fprintf(f, "\n%*s", SYNOPSIS_INDENT, "");
+		column = SYNOPSIS_INDENT;
+	}
+	fprintf(f, " %s", word);
+	return column + 1 + n;
+}
+
+/* Print TEXT's lines, the first after what is already printed, the rest at INDENT. */
+static void print_lines(FILE *f, const char *text, int indent)
+{
+	const char *nl;
+
+	while ((nl = strchr(text, '\n'))) {
+		fprintf(f, "%.*s\n%*s", (int)(nl - text), text, indent, "");
+		text = nl + 1;
+	}
+	fprintf(f, "%s\n", text);
+}
+
+static void synopsis(FILE *f)
+{
+	unsigned int i;
+	const char *v;
+	int column;
+
+	for (i = 0; i < NR_COMMANDS; i++) {
+		column = fprintf(f, "%s pagehintd %-10s", i ? "      " : "usage:", commands[i].cmd);
+		for (v = commands[i].needs; *v; v++)
+			column = synopsis_option(f, *v, false, column);
+		for (v = commands[i].takes; *v; v++)
+			column = synopsis_option(f, *v, true, column);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "       pagehintd --help | --version\n");
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: pagehintd init   --table FILE --ram FILE --mem-mib N [--force]\n"
-		"       pagehintd run    --table FILE --ram FILE [--qmp SOCKET]\n"
-		"                        [--policy immediate|periodic|aged] [--interval-ms N]\n"
-		"                        [--age-ms N]\n"
-		"                        [--rate-mib-s N] [--max-punches-s N] [--status-ms N]\n"
-		"                        [--json]\n"
-		"                        [--target-mib N | --target-file FILE | --chaos]\n"
-		"                        [--stop-after-claiming PFN]   (tests: stop holding it)\n"
-		"       pagehintd status --table FILE --ram FILE [--json]\n"
-		"       pagehintd table-size --mem-mib N\n");
+	synopsis(f);
+	fprintf(f, "Try 'pagehintd --help' for what each option does.\n");
+}
+
+/* --help: every command and every option, from the tables above. */
+static void help(void)
+{
+	unsigned int i;
+	char word[48];
+
+	synopsis(stdout);
+	printf("\nGive a guest's unused memory back to the host: the guest marks each 4 KiB\n"
+	       "frame stable, unused or volatile in a table it shares with the host, and\n"
+	       "pagehintd punches unused frames (and volatile ones, under a target) out of\n"
+	       "the file behind the guest's RAM.  See pagehintd(8).\n\nCommands:\n");
+	for (i = 0; i < NR_COMMANDS; i++) {
+		printf("  %-20s  ", commands[i].cmd);
+		print_lines(stdout, commands[i].help, 24);
+	}
+	printf("\nOptions:\n");
+	for (i = 0; i < NR_OPTIONS; i++) {
+		snprintf(word, sizeof(word), "--%s%s%s", options_doc[i].name,
+			 options_doc[i].arg ? " " : "", options_doc[i].arg ? options_doc[i].arg : "");
+		if (strlen(word) > 20)
+			printf("  %s\n%24s", word, "");
+		else
+			printf("  %-20s  ", word);
+		print_lines(stdout, options_doc[i].help, 24);
+	}
+	printf("\nNumbers are decimal and range-checked.  Exit status: 0 done, 1 an error,\n"
+	       "2 a usage error.\n");
 }
 
 /*
@@ -669,12 +915,12 @@ static int parse_number(const char *arg, const char *name, unsigned long min,
 		v = v * 10 + (*p - '0');
 	}
 	if (!*arg || *p) {
-		fprintf(stderr, "pagehintd: --%s wants a decimal number, not '%s'\n", name, arg);
+		log_line(LOG_ERR, "--%s wants a decimal number, not '%s'", name, arg);
 		return -1;
 	}
 	if (v < min || v > max) {
-		fprintf(stderr, "pagehintd: --%s %s is out of range (%lu to %lu)\n", name, arg,
-			min, max);
+		log_line(LOG_ERR, "--%s %s is out of range (%lu to %lu)", name, arg,
+			 min, max);
 		return -1;
 	}
 	*out = v;
@@ -683,60 +929,51 @@ static int parse_number(const char *arg, const char *name, unsigned long min,
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "table", required_argument, NULL, 't' },
-		{ "ram", required_argument, NULL, 'r' },
-		{ "mem-mib", required_argument, NULL, 'm' },
-		{ "qmp", required_argument, NULL, 'q' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "interval-ms", required_argument, NULL, 'i' },
-		{ "age-ms", required_argument, NULL, 'a' },
-		{ "rate-mib-s", required_argument, NULL, 'l' },
-		{ "max-punches-s", required_argument, NULL, 'P' },
-		{ "status-ms", required_argument, NULL, 's' },
-		{ "target-mib", required_argument, NULL, 'T' },
-		{ "target-file", required_argument, NULL, 'F' },
-		{ "chaos", no_argument, NULL, 'C' },
-		{ "stop-after-claiming", required_argument, NULL, 'S' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
-	/* the options each command takes, by their getopt values */
-	static const struct {
-		const char *cmd, *takes;
-	} commands[] = {
-		{ "init", "trmf" },
-		{ "run", "trqpialPsTFCSj" },
-		{ "status", "trj" },
-		{ "table-size", "m" },
-	};
+	struct option longopts[NR_OPTIONS + 1] = { };
 	struct options o = { .policy = POLICY_AGED, .interval_ms = 1000, .age_ms = 2000,
-			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S };
+			     .target_mib = -1, .max_punches_s = DEFAULT_PUNCHES_S,
+			     .metrics_ms = DEFAULT_METRICS_MS };
 	bool policy_given = false;
-	const char *cmd, *takes = NULL;
+	const struct command_doc *command = NULL;
+	const char *cmd;
 	unsigned long target;
 	unsigned int i;
 	int c, opt;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	log_init();
+	for (i = 0; i < NR_OPTIONS; i++) {
+		longopts[i].name = options_doc[i].name;
+		longopts[i].has_arg = options_doc[i].arg ? required_argument : no_argument;
+		longopts[i].val = options_doc[i].val;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		help();
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("pagehintd %s\n", PAGEHINTD_VERSION);
+		return 0;
 	}
 	cmd = argv[1];
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(cmd, commands[i].cmd))
-			takes = commands[i].takes;
-	if (!takes) {
-		fprintf(stderr, "pagehintd: unknown command '%s'\n", cmd);
+			command = &commands[i];
+	if (!command) {
+		log_line(LOG_ERR, "unknown command '%s'", cmd);
 		usage(stderr);
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "", longopts, &opt)) != -1) {
-		if (c != 'h' && c != '?' && c != ':' && !strchr(takes, c)) {
-			fprintf(stderr, "pagehintd: %s does not take --%s\n", cmd, longopts[opt].name);
+	/* our messages, with a priority, instead of getopt's */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", longopts, &opt)) != -1) {
+		if (c != 'h' && c != 'V' && c != '?' && c != ':' && !strchr(command->needs, c) &&
+		    !strchr(command->takes, c)) {
+			log_line(LOG_ERR, "%s does not take --%s", cmd, longopts[opt].name);
 			return 2;
 		}
 		switch (c) {
@@ -762,7 +999,7 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "aged")) {
 				o.policy = POLICY_AGED;
 			} else {
-				fprintf(stderr, "pagehintd: unknown policy '%s'\n", optarg);
+				log_line(LOG_ERR, "unknown policy '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -797,58 +1034,78 @@ int main(int argc, char **argv)
 		case 'C':
 			o.chaos = 1;
 			break;
+#ifdef PAGEHINTD_TEST_HOOKS
 		case 'S':
 			if (parse_number(optarg, "stop-after-claiming", 0, MAX_PFN, &target))
 				return 2;
 			stop_pfn = target;
 			o.stop_after_claiming = 1;
 			break;
+#endif
 		case 'f':
 			o.force = 1;
 			break;
 		case 'j':
 			o.json = 1;
 			break;
+		case 'n':
+			o.name = optarg;
+			break;
+		case 'M':
+			o.metrics_file = optarg;
+			break;
+		case 'k':
+			if (parse_number(optarg, "metrics-ms", 100, MAX_MS, &o.metrics_ms))
+				return 2;
+			break;
 		case 'h':
-			usage(stdout);
+			help();
 			return 0;
+		case 'V':
+			printf("pagehintd %s\n", PAGEHINTD_VERSION);
+			return 0;
+		case ':':
+			log_line(LOG_ERR, "%s needs an argument", argv[optind - 1]);
+			usage(stderr);
+			return 2;
 		default:
+			log_line(LOG_ERR, "unknown option '%s'", argv[optind - 1]);
 			usage(stderr);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "pagehintd: unexpected argument '%s'\n", argv[optind]);
+		log_line(LOG_ERR, "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	if (!strcmp(cmd, "table-size")) {
 		if (!o.mem_mib || !table_size_for(o.mem_mib * MiB)) {
-			fprintf(stderr, "pagehintd: table-size needs --mem-mib N (N > 0)\n");
+			log_line(LOG_ERR, "table-size needs --mem-mib N (N > 0)");
 			return 2;
 		}
 		printf("%zu\n", table_size_for(o.mem_mib * MiB));
 		return 0;
 	}
 	if (!o.table || !o.ram) {
-		fprintf(stderr, "pagehintd: %s needs --table and --ram\n", cmd);
+		log_line(LOG_ERR, "%s needs --table and --ram", cmd);
 		return 2;
 	}
 	if (!strcmp(cmd, "init")) {
 		if (!o.mem_mib) {
-			fprintf(stderr, "pagehintd: init needs --mem-mib N (N > 0)\n");
+			log_line(LOG_ERR, "init needs --mem-mib N (N > 0)");
 			return 2;
 		}
 		return cmd_init(&o);
 	}
 	if (!!o.chaos + (o.target_mib >= 0) + !!o.target_file > 1) {
-		fprintf(stderr, "pagehintd: --target-mib, --target-file and --chaos exclude each other\n");
+		log_line(LOG_ERR, "--target-mib, --target-file and --chaos exclude each other");
 		return 2;
 	}
 	/* --chaos is immediate by nature: it is the default there */
 	if (o.chaos && !policy_given)
 		o.policy = POLICY_IMMEDIATE;
 	if (o.chaos && (o.policy != POLICY_IMMEDIATE || o.rate_mib_s)) {
-		fprintf(stderr, "pagehintd: --chaos drops at once: no --policy periodic or aged, no --rate-mib-s\n");
+		log_line(LOG_ERR, "--chaos drops at once: no --policy periodic or aged, no --rate-mib-s");
 		return 2;
 	}
 	return !strcmp(cmd, "run") ? cmd_run(&o) : cmd_status(&o);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,33 @@ out:
 	return m->kind;
 }
 
+double qmp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Send what waits in q->out, as much as the socket takes now. */
+static int flush(struct qmp *q)
+{
+	ssize_t n;
+
+	while (q->out_len) {
+		/* MSG_NOSIGNAL: a closed socket is EPIPE here and EOF on read */
+		n = send(q->fd, q->out, q->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		memmove(q->out, q->out + n, q->out_len - n);
+		q->out_len -= n;
+		q->out_moved_ms = qmp_now_ms();
+	}
+	return 0;
+}
+
 long long qmp_execute(struct qmp *q, const char *command, const char *arguments)
 {
 	long long id = q->next_id++;
@@ -79,10 +107,37 @@ long long qmp_execute(struct qmp *q, const char *command, const char *arguments)
 			     command, arguments, id);
 	else
 		n = snprintf(msg, sizeof(msg), "{\"execute\": \"%s\", \"id\": %lld}\n", command, id);
-	if (n < 0 || (size_t)n >= sizeof(msg))
+	if (n < 0 || (size_t)n >= sizeof(msg)) {
+		errno = EINVAL;
 		return -1;
-	/* SIGPIPE is ignored: a closed socket is EPIPE here and EOF on read */
-	return write(q->fd, msg, n) == n ? id : -1;
+	}
+	if (q->out_len + n > sizeof(q->out)) {
+		q->out_full = true;
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (!q->out_len)
+		q->out_moved_ms = qmp_now_ms();
+	memcpy(q->out + q->out_len, msg, n);
+	q->out_len += n;
+	return flush(q) ? -1 : id;
+}
+
+bool qmp_stalled(const struct qmp *q, double now_ms)
+{
+	return q->out_full || (q->out_len && now_ms - q->out_moved_ms >= QMP_DRAIN_MS);
+}
+
+int qmp_wait_bound_ms(const struct qmp *q, double now_ms, int timeout_ms)
+{
+	double left;
+
+	if (!q->out_len)
+		return timeout_ms;
+	left = q->out_moved_ms + QMP_DRAIN_MS - now_ms;
+	if (left < 0)
+		left = 0;
+	return timeout_ms < 0 || left < timeout_ms ? (int)left + 1 : timeout_ms;
 }
 
 static const char *take_line(struct qmp *q)
@@ -113,8 +168,16 @@ static const char *read_line(struct qmp *q, int timeout_ms, int *eof)
 	line = take_line(q);
 	if (line)
 		return line;
+	if (q->out_len)
+		pfd.events |= POLLOUT;
 	/* ppoll: a signal the caller blocked until now ends the wait */
 	if (ppoll(&pfd, 1, timeout_ms < 0 ? NULL : &ts, q->wait_mask) <= 0)
+		return NULL;
+	if (pfd.revents & POLLOUT && flush(q)) {
+		*eof = 1;
+		return NULL;
+	}
+	if (!(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 		return NULL;
 	if (q->len == sizeof(q->buf)) {
 		/* a line longer than any message we read: drop it to its end */
@@ -123,7 +186,7 @@ static const char *read_line(struct qmp *q, int timeout_ms, int *eof)
 	}
 	n = read(q->fd, q->buf + q->len, sizeof(q->buf) - q->len);
 	if (n <= 0) {
-		*eof = n == 0 || errno != EINTR;
+		*eof = n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK);
 		return NULL;
 	}
 	q->len += n;
@@ -155,23 +218,15 @@ const char *qmp_next_line(struct qmp *q, int timeout_ms, int *eof)
 	return read_line(q, timeout_ms, eof);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Wait for the reply with id (or, for id -1, the greeting). */
 static enum qmp_kind wait_reply(struct qmp *q, long long id, int timeout_ms,
 				struct qmp_message *m)
 {
-	double deadline = now_ms() + timeout_ms;
+	double deadline = qmp_now_ms() + timeout_ms;
 	const char *line;
 	int eof, left;
 
-	while ((left = (int)(deadline - now_ms())) > 0) {
+	while ((left = (int)(deadline - qmp_now_ms())) > 0) {
 		line = read_line(q, left, &eof);
 		if (eof)
 			break;
@@ -203,25 +258,42 @@ enum qmp_kind qmp_command(struct qmp *q, const char *command, const char *argume
 	return wait_reply(q, id, timeout_ms, reply);
 }
 
-int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
+int qmp_init(struct qmp *q, int fd)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct qmp_message m;
+	int flags = fcntl(fd, F_GETFL);
 
+	q->fd = fd;
 	q->len = 0;
 	q->skipping = false;
 	q->next_id = 1;
 	q->nr_pending = 0;
 	q->wait_mask = NULL;
+	q->out_len = 0;
+	q->out_full = false;
+	q->out_moved_ms = qmp_now_ms();
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+int qmp_connect(struct qmp *q, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct qmp_message m;
+	int fd;
+
+	q->fd = -1;
+	q->nr_pending = 0;
 	if (strlen(path) >= sizeof(addr.sun_path))
 		return fail("QMP socket path %s is too long", path);
 	strcpy(addr.sun_path, path);
-	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (q->fd < 0 || connect(q->fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		if (q->fd >= 0)
-			close(q->fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* connected first: a non-blocking connect may say EAGAIN */
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || qmp_init(q, fd)) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
 		q->fd = -1;
-		return fail("cannot connect to QEMU's QMP socket %s: %s", path, strerror(errno));
+		return fail("cannot connect to QEMU's QMP socket %s: %s", path, strerror(e));
 	}
 	/* greeting, then capabilities negotiation, then its answer */
 	if (wait_reply(q, -1, 5000, &m) != QMP_GREETING) {

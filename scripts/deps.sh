@@ -1,27 +1,45 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what the build and the tests need, and nothing that is already
-# there.  "apt-get update" runs only when a package is missing, so a warm
-# machine pays one dpkg query per package and no network round trip.
+#   scripts/deps.sh [host-build | host | all]
+#
+# Install what a target needs, and nothing that is already there.
+# "apt-get update" runs only when a package is missing, so a warm machine
+# pays one dpkg query per package and no network round trip.
+#   host-build  building and installing pagehintd (make -C host pagehintd
+#               install): what a hypervisor needs, nothing of the guest's
+#   host        the host side with its tests (make host)
+#   all         everything make check, run and bench use (the default)
 set -eu
 
-packages=(
+host_build=(
+	gcc make pkg-config
+	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
+	libsystemd-dev		# sd_notify(): readiness and the watchdog under systemd
+)
+host_test=(
+	libcmocka-dev		# host-side unit tests
+	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
+	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
+	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
+	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
+	# promtool checks pagehintd's metrics (test_metrics).  Debian enables
+	# the Prometheus server it comes with: not for a hypervisor, which
+	# needs only host-build
+	prometheus
+)
+guest=(
 	linux-source-6.12	# the guest kernel the series applies to
 	linux-config-6.12	# Debian's own configs: does the page flag fit? (kernel/distro-flags.sh)
 	xz-utils
-	gcc make flex bison bc libelf-dev libssl-dev dwarves
+	flex bison bc libelf-dev libssl-dev dwarves
 	cpio ccache python3
 	qemu-system-x86		# TCG (or KVM where it works) guest
 	busybox-static		# guest userspace
 	e2fsprogs		# mkfs.ext4 -d for the data disk
 	erofs-utils		# mkfs.erofs: the same files where large folios are used
-	git sqlite3		# with xz: data the guest's programs check themselves (guest/selfcheck)
-	libcmocka-dev		# host-side unit tests
-	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
-	clang-14 libclang-rt-14-dev	# libFuzzer for the host's fuzz targets
+	sqlite3			# with git and xz: data the guest's programs check themselves (guest/selfcheck)
 	libcap-dev		# static libcap for selftests/mm mlock-random-test
-	pkg-config
 	gnuplot-nox		# make bench and make run: host-resident memory over time
 	# the s390 guest: cross-built kernel and programs, Debian's QEMU for
 	# s390x (stock: no ESSA; its IPL firmware serves the project's build
@@ -30,6 +48,17 @@ packages=(
 	qemu-system-misc qemu-system-data
 	dpkg-dev meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev
 )
+
+target=${1:-all}
+case $target in
+host-build) packages=("${host_build[@]}") ;;
+host) packages=("${host_build[@]}" "${host_test[@]}") ;;
+all) packages=("${host_build[@]}" "${host_test[@]}" "${guest[@]}") ;;
+*)
+	echo "deps: unknown target '$target' (host-build, host or all)" >&2
+	exit 2
+	;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
@@ -41,7 +70,7 @@ fi
 # initramfs Debian's s390x busybox-static (the s390x architecture).
 srclist=/etc/apt/sources.list.d/pagehint-deb-src.sources
 need_update=
-if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+if [ "$target" = all ] && ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
    ! grep -qs '^deb-src' /etc/apt/sources.list; then
 	echo "deps: adding a deb-src entry for bookworm ($srclist)"
 	printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' \
@@ -49,7 +78,7 @@ if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
 		'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' | $SUDO tee "$srclist" >/dev/null
 	need_update=1
 fi
-if ! dpkg --print-foreign-architectures | grep -qx s390x; then
+if [ "$target" = all ] && ! dpkg --print-foreign-architectures | grep -qx s390x; then
 	echo "deps: adding the s390x architecture to dpkg (for busybox-static:s390x)"
 	$SUDO dpkg --add-architecture s390x
 	need_update=1

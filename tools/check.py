@@ -93,15 +93,26 @@ def run_cmd(cmd, **kw):
                           universal_newlines=True, **kw)
 
 
-HOST_TESTS = ('test_table', 'test_giveback', 'test_cli', 'test_qmp', 'test_hostile')
+def host_list(what):
+    """host/Makefile's list of unit tests (list-tests) or scripted checks
+    (list-checks): the one place that names them."""
+    p = run_cmd(['make', '-s', '--no-print-directory', '-C', 'host', 'list-' + what])
+    if p.returncode != 0 or not p.stdout.split():
+        raise RuntimeError('make -C host list-%s: %s' % (what, p.stdout.strip()))
+    return p.stdout.split()
 
 
 def stage_host():
     """Host unit tests, as shipped and under ASan and UBSan: every test
-    binary prints cmocka's TAP."""
+    binary prints cmocka's TAP; then host/tests' scripted checks (the table
+    format against the series, ...), each one result."""
+    try:
+        tests, checks = host_list('tests'), host_list('checks')
+    except RuntimeError as e:
+        return [('host: host/Makefile names its tests', False, str(e))]
     results = []
     for build, label in (('host', 'host'), (os.path.join('host', 'san'), 'host, ASan+UBSan')):
-        for name in HOST_TESTS:
+        for name in tests:
             test = os.path.join(TOP, 'build', build, name)
             name = '%s: %s' % (label, name)
             if not os.access(test, os.X_OK):
@@ -118,6 +129,9 @@ def stage_host():
                 # a sanitizer's report ends the program after the last "ok"
                 results.append((name, False,
                                 'exit status %d: %s' % (p.returncode, p.stdout[-800:])))
+    for name in checks:
+        p = run_cmd([os.path.join(TOP, 'host', 'tests', name)])
+        results.append(('host: ' + name, p.returncode == 0, p.stdout.strip()[-800:]))
     results += fuzz()
     return results
 
@@ -1003,7 +1017,8 @@ def busy_hold():
     # RCU stall detector (21 s) would race the SIGCONT.
     # Each wait below is bounded (300 s) and the guest's timeout covers them.
     guest = vm.Guest('busy-hold', plan='busy-hold', timeout=1200, daemon_args=['--chaos'],
-                     daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300')
+                     daemon_later=True, cmdline='rcupdate.rcu_cpu_stall_timeout=300',
+                     test_hooks=True)
     mark = re.compile(r'mark: busy-hold pfn (\d+)\n')   # the whole line, not its first digits
     stopped = False
     frame, held, why = None, 0.0, []

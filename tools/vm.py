@@ -45,6 +45,9 @@ QEMU_S390 = os.path.join(BUILD, 'qemu-obj', 'qemu-system-s390x')
 QEMU_S390_STOCK = 'qemu-system-s390x'
 
 PAGEHINTD = os.path.join(BUILD, 'host', 'pagehintd')
+# the same with its test hooks (--stop-after-claiming): only where a test
+# needs them; every other boot runs pagehintd as it is installed
+PAGEHINTD_TEST_HOOKS = os.path.join(BUILD, 'host', 'test-hooks', 'pagehintd')
 
 
 def kernel_image(variant):
@@ -126,7 +129,7 @@ class Guest:
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
                  disks_dir=None, kunit=False, daemon_later=False, status=True,
-                 stock_qemu=False, s390_table=True):
+                 stock_qemu=False, s390_table=True, test_hooks=False):
         self.name = name
         self.s390 = variant == 's390'
         self.stock_qemu = stock_qemu
@@ -150,6 +153,8 @@ class Guest:
         self.kunit = kunit
         # None: no pagehintd; else the arguments for "pagehintd run"
         self.daemon_args = daemon_args
+        # run pagehintd's test build, whose arguments may use its hooks
+        self.daemon_binary = PAGEHINTD_TEST_HOOKS if test_hooks else PAGEHINTD
         # pagehintd's status line every second, which counts every frame's
         # state: the tests read it; a measurement of the daemon's own cost
         # leaves it out
@@ -275,7 +280,7 @@ class Guest:
         return cmd + self.reset_args()
 
     def start(self):
-        need = [kernel_image(self.variant), initramfs(self.variant), PAGEHINTD]
+        need = [kernel_image(self.variant), initramfs(self.variant), PAGEHINTD, self.daemon_binary]
         if self.s390 and not self.stock_qemu:
             need.append(QEMU_S390)
         for f in need:
@@ -315,7 +320,7 @@ class Guest:
         while not os.path.exists(sock) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.daemon = subprocess.Popen(
-            [PAGEHINTD, 'run', '--table', self.path('table'), '--ram', self.path('ram'),
+            [self.daemon_binary, 'run', '--table', self.path('table'), '--ram', self.path('ram'),
              '--qmp', sock] + (['--status-ms', '1000', '--json'] if self.status else []) +
             list(self.daemon_args),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.jsonl'), 'a'),

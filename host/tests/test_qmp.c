@@ -133,6 +133,85 @@ static void test_huge_line_dropped(void **state)
 	close(sv[0]);
 }
 
+static void write_blocked(int sig)
+{
+	static const char msg[] = "test_qmp: a write to a peer that does not read blocked\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/*
+ * A peer that never reads: every command is queued or refused at once,
+ * never a write that waits.  The socket's buffer fills, then q->out, and
+ * then a command is refused with ENOBUFS and the peer counts as stalled.
+ * The alarm only ends a test that blocked; nothing here depends on time.
+ */
+static void test_execute_never_blocks(void **state)
+{
+	struct qmp q;
+	long long sent = 0, id = 0;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(qmp_init(&q, sv[0]), 0);
+	signal(SIGALRM, write_blocked);
+	alarm(30);
+	/* the socket takes a few hundred KiB at most: far fewer commands */
+	while (sent < 1000000 && (id = qmp_execute(&q, "quit", NULL)) > 0)
+		sent++;
+	alarm(0);
+	assert_int_equal(id, -1);
+	assert_int_equal(errno, ENOBUFS);
+	assert_true(sent > 0);
+	assert_true(q.out_len > 0 && q.out_len <= QMP_OUT_BYTES);
+	assert_true(qmp_stalled(&q, q.out_moved_ms));
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Drain what the peer was sent, without waiting. */
+static void peer_reads(int fd)
+{
+	char buf[65536];
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+/*
+ * What waits for a peer that reads nothing is given QMP_DRAIN_MS, and
+ * the daemon's wait is bounded by it; a peer that reads again is not
+ * stalled.  The clock is the test's argument, not the machine's.
+ */
+static void test_stalled_after_drain_ms(void **state)
+{
+	struct qmp q;
+	int sv[2], eof, tries;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(qmp_init(&q, sv[0]), 0);
+	for (tries = 0; tries < 1000000 && !q.out_len; tries++)
+		assert_true(qmp_execute(&q, "cont", NULL) > 0);
+	assert_true(q.out_len > 0);
+	assert_false(qmp_stalled(&q, q.out_moved_ms + QMP_DRAIN_MS - 1));
+	assert_true(qmp_stalled(&q, q.out_moved_ms + QMP_DRAIN_MS));
+	assert_true(qmp_wait_bound_ms(&q, q.out_moved_ms, 3600000) <= QMP_DRAIN_MS + 1);
+	assert_int_equal(qmp_wait_bound_ms(&q, q.out_moved_ms + QMP_DRAIN_MS, 3600000), 1);
+	/* the peer reads: the next wait sends the rest */
+	peer_reads(sv[1]);
+	assert_null(qmp_next_line(&q, 30000, &eof));
+	assert_false(eof);
+	assert_int_equal(q.out_len, 0);
+	assert_false(qmp_stalled(&q, q.out_moved_ms + 2 * QMP_DRAIN_MS));
+	assert_int_equal(qmp_wait_bound_ms(&q, q.out_moved_ms, 3600000), 3600000);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* The fake QEMU: a listening socket, and pagehintd connected to it. */
 struct fake {
 	char dir[64], table[96], ram[96], sock[96], err[4096];
@@ -239,10 +318,20 @@ static void hang_up(struct fake *f)
 	f->fd = -1;
 }
 
-/* Wait for the daemon to exit; returns its status, stderr in f->err. */
+/* The end of the daemon's stderr, in f->err: what it said last. */
+static void read_err(struct fake *f)
+{
+	off_t size = lseek(f->errfd, 0, SEEK_END);
+	ssize_t n;
+
+	n = pread(f->errfd, f->err, sizeof(f->err) - 1,
+		  size > (off_t)sizeof(f->err) - 1 ? size - (off_t)sizeof(f->err) + 1 : 0);
+	f->err[n > 0 ? n : 0] = 0;
+}
+
+/* Wait for the daemon to exit; returns its status, the end of its stderr in f->err. */
 static int daemon_exit(struct fake *f)
 {
-	ssize_t n;
 	int status;
 
 	int waited_ms = 0;
@@ -255,8 +344,7 @@ static int daemon_exit(struct fake *f)
 		waited_ms += 10;
 	}
 	f->pid = 0;
-	n = pread(f->errfd, f->err, sizeof(f->err) - 1, 0);
-	f->err[n > 0 ? n : 0] = 0;
+	read_err(f);
 	if (!WIFEXITED(status))
 		fail_msg("pagehintd died of signal %d: %s", WTERMSIG(status), f->err);
 	return WEXITSTATUS(status);
@@ -467,6 +555,35 @@ static void test_closed_socket_mid_reboot(void **state)
 		fail_msg("unexpected: %s", f->err);
 }
 
+/*
+ * A QEMU that stops reading its socket while it sends events that each
+ * ask for a command (a guest that powers off, again and again): the
+ * daemon's writes used to block with its signals blocked, and only
+ * SIGKILL ended it.  It must give up on the peer, say why and exit,
+ * after a bounded number of events: the count decides, not the clock.
+ */
+static void test_peer_that_stops_reading_is_dropped(void **state)
+{
+	static const char off[] = "{\"event\": \"SHUTDOWN\", \"data\": {\"reason\": \"guest-shutdown\"}}\n";
+	struct fake *f = *state;
+	int sent;
+
+	start_daemon(f, running);
+	/*
+	 * Send until the daemon has hung up (EPIPE) or, wedged, has read
+	 * nothing for 30 s (reply_timeout), whichever comes first.
+	 */
+	assert_int_equal(setsockopt(f->fd, SOL_SOCKET, SO_SNDTIMEO, &reply_timeout,
+				    sizeof(reply_timeout)), 0);
+	for (sent = 0; sent < 1000000; sent++)
+		if (send(f->fd, off, sizeof(off) - 1, MSG_NOSIGNAL) != sizeof(off) - 1)
+			break;
+	assert_int_equal(daemon_exit(f), 1);
+	if (!strstr(f->err, "QEMU stopped reading its QMP socket") ||
+	    !strstr(f->err, "the next did not fit; dropping the connection"))
+		fail_msg("after %d events: %s", sent, f->err);
+}
+
 /* A guest a dead predecessor left stopped in a reboot is reset and resumed. */
 static void test_left_stopped_is_resumed(void **state)
 {
@@ -503,6 +620,8 @@ int main(void)
 		cmocka_unit_test(test_parse_forged_names),
 		cmocka_unit_test(test_parse_junk),
 		cmocka_unit_test(test_huge_line_dropped),
+		cmocka_unit_test(test_execute_never_blocks),
+		cmocka_unit_test(test_stalled_after_drain_ms),
 		cmocka_unit_test_setup_teardown(test_forged_event_keeps_table, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_huge_line_is_dropped_whole, setup_fake,
@@ -515,6 +634,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_reset_is_reported, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_closed_socket_mid_reboot, setup_fake,
+						teardown_fake),
+		cmocka_unit_test_setup_teardown(test_peer_that_stops_reading_is_dropped, setup_fake,
 						teardown_fake),
 		cmocka_unit_test_setup_teardown(test_left_stopped_is_resumed, setup_fake,
 						teardown_fake),
