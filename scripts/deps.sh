@@ -23,10 +23,7 @@ host_test=(
 	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
 	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
 	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
-	# promtool checks pagehintd's metrics (test_metrics).  Debian enables
-	# the Prometheus server it comes with: not for a hypervisor, which
-	# needs only host-build
-	prometheus
+	# and promtool (test_metrics), below
 )
 guest=(
 	linux-source-6.12	# the guest kernel the series applies to
@@ -90,12 +87,25 @@ for p in "${packages[@]}"; do
 	[ "$status" = installed ] || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-	[ -n "$need_update" ] && $SUDO apt-get update -qq
-	exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	$SUDO apt-get update -qq
+	need_update=
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
 fi
+[ -z "$need_update" ] || $SUDO apt-get update -qq
 
-echo "deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-	"${missing[@]}" >/dev/null
+# promtool checks pagehintd's metrics (test_metrics).  It comes only with
+# Debian's prometheus package, whose server a systemd machine would start
+# on install and keep running: take the one program out of the package.
+if [ "$target" != host-build ] && ! command -v promtool >/dev/null; then
+	echo "deps: installing promtool, from Debian's prometheus package, as /usr/local/bin/promtool"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	chmod 755 "$tmp"	# apt's download user writes there
+	(cd "$tmp" && { apt-get download -qq prometheus 2>/dev/null ||
+			{ $SUDO apt-get update -qq && apt-get download -qq prometheus; }; })
+	dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root"
+	$SUDO install -m 0755 "$tmp/root/usr/bin/promtool" /usr/local/bin/promtool
+fi
