@@ -12,11 +12,11 @@
  *
  *  1. MADV_PAGEOUT writes the pages to swap; they stay in the swap cache,
  *     clean and unmapped, until reclaim needs the memory.
- *  2. Once the scanner has made a quarter as many frames volatile as there
- *     are pages and, where the guest can read the table, the host has
- *     dropped a quarter as many volatile frames (settle(): events, not a
- *     pause that suits one machine's speed), every word is checked: the
- *     swap-in faults find the folios in the swap cache.
+ *  2. Once the scanner has made a quarter of the pages' swap cache
+ *     volatile and, where the guest can read the table, the host has
+ *     dropped every volatile frame (settle(): events, not a pause that
+ *     suits one machine's speed), every word is checked: the swap-in
+ *     faults find the folios in the swap cache.
  *  3. Half of the pages are rewritten, and MADV_PAGEOUT writes those out
  *     again and unmaps and frees the other, clean, half; MADV_WILLNEED
  *     reads that half back by swap readahead, into swap cache that nobody
@@ -94,12 +94,26 @@ static long check(const uint64_t *words, size_t pages, const uint64_t *rounds,
 	return bad;
 }
 
-/* The host's count of volatile frames it dropped; -1 without a table. */
-static long host_dropped_volatile(const uint8_t *table)
+/*
+ * Frames of the table that are volatile and not yet dropped: the host's
+ * work still to do; -1 if the header does not fit the mapping.
+ */
+static long drops_pending(const uint8_t *table, size_t table_size)
 {
 	const struct pagehint_header *hdr = (const void *)table;
+	uint64_t start = le32toh(hdr->header_size), frames = le64toh(hdr->nr_frames), i;
+	long pending = 0;
+	uint8_t state;
 
-	return table ? (long)le64toh(*(volatile __le64 *)&hdr->host.dropped_volatile) : -1;
+	if (start > table_size || frames > table_size - start)
+		return -1;
+	for (i = 0; i < frames; i++) {
+		state = *(volatile uint8_t *)&table[start + i];
+		if ((state & PAGEHINT_STATE_MASK) == PAGEHINT_VOLATILE &&
+		    !(state & PAGEHINT_DISCARDED))
+			pending++;
+	}
+	return pending;
 }
 
 /*
@@ -129,26 +143,34 @@ static void report_stall(void *mem, size_t pages)
 }
 
 /*
- * Wait until the scanner has made @want frames volatile since @made0 and,
- * with a table (x86; s390 keeps its states in QEMU), the host has dropped
- * @want volatile frames since @dropped0.  On failure, say where the
- * pages are.
+ * Wait until the scanner has made @want frames of swap cache volatile
+ * since @made0 (page_states_volatile_swap: the page cache other steps
+ * read goes volatile meanwhile too, and must not count) and, with a table
+ * (x86; s390 keeps its states in QEMU), the host has dropped every frame
+ * that is volatile then: ours among them, as nothing takes them back
+ * while we wait.  On failure, say where the pages are.
  */
-static int settle(long want, long made0, const uint8_t *table, long dropped0,
+static int settle(long want, long made0, const uint8_t *table, size_t table_size,
 		  void *mem, size_t pages)
 {
-	long made = 0, dropped = 0;
+	long made = 0, pending = 0;
 	int i;
 
 	for (i = 0; i < SETTLE_POLLS; i++) {
-		made = vmstat("page_states_volatile") - made0;
-		dropped = table ? host_dropped_volatile(table) - dropped0 : 0;
-		if (made >= want && (!table || dropped >= want))
-			return 0;
+		made = vmstat("page_states_volatile_swap") - made0;
+		if (made >= want) {
+			pending = table ? drops_pending(table, table_size) : 0;
+			if (pending < 0) {
+				fprintf(stderr, "swapcache: the table's header does not fit its BAR\n");
+				return -1;
+			}
+			if (!pending)
+				return 0;
+		}
 		usleep(100000);
 	}
-	fprintf(stderr, "swapcache: after %d s, %ld frames made volatile, %ld dropped by the host\n",
-		SETTLE_POLLS / 10, made, dropped);
+	fprintf(stderr, "swapcache: after %d s, %ld frames of swap cache made volatile (%ld wanted), %ld volatile frames not dropped by the host\n",
+		SETTLE_POLLS / 10, made, want, pending);
 	report_stall(mem, pages);
 	return -1;
 }
@@ -179,10 +201,10 @@ int main(int argc, char **argv)
 {
 	const char *swap_dev = NULL, *hold_file = NULL;
 	const uint8_t *table = NULL;
-	size_t len, pages, p, table_size;
+	size_t len, pages, p, table_size = 0;
 	uint64_t *words, *rounds;
 	int shmem, fd = -1, wait = 1;
-	long made, dropped, bad = 0;
+	long made, bad = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "-n")) {
 		wait = 0;
@@ -229,11 +251,10 @@ int main(int argc, char **argv)
 		table = map_table(&table_size);
 	for (p = 0; p < pages; p++)
 		stamp(words, p, rounds[p] = 1);
-	made = vmstat("page_states_volatile");
-	dropped = host_dropped_volatile(table);
+	made = vmstat("page_states_volatile_swap");
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT"))
 		return 1;
-	if (wait && settle((long)pages / 4, made, table, dropped, words, pages))
+	if (wait && settle((long)pages / 4, made, table, table_size, words, pages))
 		return 1;
 	if (hold_file) {
 		if (table)
@@ -245,12 +266,11 @@ int main(int argc, char **argv)
 	/* Dirty half of them: these must be written out, never dropped. */
 	for (p = 0; p < pages; p += 2)
 		stamp(words, p, rounds[p] = 2);
-	made = vmstat("page_states_volatile");
-	dropped = host_dropped_volatile(table);
+	made = vmstat("page_states_volatile_swap");
 	if (advise(words, len, MADV_PAGEOUT, "MADV_PAGEOUT") ||
 	    advise(words, len, MADV_WILLNEED, "MADV_WILLNEED"))
 		return 1;
-	if (wait && settle((long)pages * 3 / 4, made, table, dropped, words, pages))
+	if (wait && settle((long)pages * 3 / 4, made, table, table_size, words, pages))
 		return 1;
 	if (swap_dev) {
 		long rereads = vmstat("page_states_swap_reread");
