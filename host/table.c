@@ -100,17 +100,18 @@ uint64_t table_new_epoch(void)
 	return epoch ? epoch : 1;
 }
 
-int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+int table_check_header(const struct pagehint_header *hdr, size_t file_size,
 		       uint64_t ram_size, char *err, size_t errlen)
 {
 	uint64_t nr_frames = le64toh(hdr->nr_frames);
 	uint64_t summary = le64toh(hdr->summary_offset);
 	uint32_t nr_ranges = le32toh(hdr->nr_ranges);
+	uint64_t table_size = le64toh(hdr->table_size);
 	uint32_t i;
 
-	if (table_size < PAGEHINT_HEADER_SIZE)
+	if (file_size < PAGEHINT_HEADER_SIZE)
 		return fail("table is %zu bytes, smaller than its %d-byte header",
-			    table_size, PAGEHINT_HEADER_SIZE);
+			    file_size, PAGEHINT_HEADER_SIZE);
 	if (le64toh(hdr->magic) != PAGEHINT_MAGIC)
 		return fail("no page-state table here (bad magic %#llx)",
 			    (unsigned long long)le64toh(hdr->magic));
@@ -122,12 +123,19 @@ int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		return fail("table has header size %u and page size %u, expected %d and %d",
 			    le32toh(hdr->header_size), le32toh(hdr->page_size),
 			    PAGEHINT_HEADER_SIZE, PAGEHINT_PAGE_SIZE);
-	if (le64toh(hdr->table_size) != table_size)
+	/*
+	 * The file may be larger than the table: libvirt sizes a <shmem> in
+	 * powers of two of at least 1 MiB, and the guest's driver takes a
+	 * table smaller than its BAR.  What lies beyond the table is neither
+	 * mapped nor read.
+	 */
+	if (table_size < PAGEHINT_HEADER_SIZE || table_size > file_size)
 		return fail("table header says %llu bytes but the file has %zu",
-			    (unsigned long long)le64toh(hdr->table_size), table_size);
+			    (unsigned long long)table_size, file_size);
 	if (nr_frames > table_size - PAGEHINT_HEADER_SIZE)
-		return fail("table claims %llu frames but has room for %zu",
-			    (unsigned long long)nr_frames, table_size - PAGEHINT_HEADER_SIZE);
+		return fail("table claims %llu frames but has room for %llu",
+			    (unsigned long long)nr_frames,
+			    (unsigned long long)(table_size - PAGEHINT_HEADER_SIZE));
 	/* nr_frames < table_size: no sum wraps */
 	if (summary % 8 || summary < PAGEHINT_HEADER_SIZE + nr_frames || summary > table_size ||
 	    PAGEHINT_SUMMARY_BYTES(nr_frames) > table_size - summary)
@@ -384,11 +392,14 @@ int table_check(const struct pagehint_header *hdr, struct table *t, char *err, s
 {
 	if (table_check_header(hdr, t->table_size, t->ram_size, err, errlen))
 		return -1;
-	/* the layout is the host's own, from the RAM file's size */
-	if (q35_layout(t, t->ram_size) || table_size_for(t->ram_size) != t->table_size ||
-	    !header_matches_layout(hdr, t))
+	/*
+	 * The layout is the host's own, from the RAM file's size; the header
+	 * check above put the change summary inside the table's own size.
+	 */
+	if (q35_layout(t, t->ram_size) || !header_matches_layout(hdr, t))
 		return fail("the table does not describe the %llu-byte RAM file: a table and a RAM file of different guests?",
 			    (unsigned long long)t->ram_size);
+	t->table_size = le64toh(hdr->table_size);
 	return 0;
 }
 
@@ -457,6 +468,19 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		     ram_path, strerror(errno));
 		goto out;
 	}
+	/* the header alone first: the table's size is the header's to say */
+	t->hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ, MAP_SHARED, t->table_fd, 0);
+	if (t->hdr == MAP_FAILED) {
+		t->hdr = NULL;
+		fail("cannot map table file %s: %s", table_path, strerror(errno));
+		goto out;
+	}
+	header_snapshot(&hdr, t->hdr);
+	munmap(t->hdr, PAGEHINT_HEADER_SIZE);
+	t->hdr = NULL;
+	if (table_check(&hdr, t, err, errlen))
+		goto out;
+	/* the checked copy's size, never the guest's field again */
 	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,
 		      t->table_fd, 0);
 	if (t->hdr == MAP_FAILED) {
@@ -464,9 +488,6 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		fail("cannot map table file %s: %s", table_path, strerror(errno));
 		goto out;
 	}
-	header_snapshot(&hdr, t->hdr);
-	if (table_check(&hdr, t, err, errlen))
-		goto out;
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	/* the host's own offset, checked against the copy above, never re-read */
 	t->summary = (uint64_t *)((char *)t->hdr + t->summary_offset);

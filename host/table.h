@@ -18,7 +18,7 @@ struct table {
 	struct pagehint_header *hdr;
 	uint8_t *states;		/* hdr + header_size */
 	uint64_t *summary;		/* hdr + summary_offset: which chunks changed */
-	size_t table_size;		/* bytes mapped */
+	size_t table_size;		/* bytes mapped: the table's, not its file's */
 	uint64_t ram_size;		/* bytes of the RAM file */
 	uint64_t nr_frames;
 	uint64_t nr_chunks;		/* of PAGEHINT_CHUNK_FRAMES frames, the last one partial */
@@ -60,11 +60,18 @@ int table_open(struct table *t, const char *table_path, const char *ram_path,
 int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
 			char *err, size_t errlen);
 void table_close(struct table *t);
-int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+/*
+ * Check a private copy of the header against the sizes of the table file
+ * and the RAM file.  The table (the header's table_size) may be smaller
+ * than its file, never larger.
+ */
+int table_check_header(const struct pagehint_header *hdr, size_t file_size,
 		       uint64_t ram_size, char *err, size_t errlen);
 /*
- * Check a private copy of the header against t->table_size and t->ram_size
- * and fill in t's layout, derived from the RAM file's size alone.
+ * Check a private copy of the header against t->table_size (the table
+ * file's size) and t->ram_size and fill in t's layout, derived from the
+ * RAM file's size alone; t->table_size becomes the table's own size, all
+ * that the host maps of the file.
  */
 int table_check(const struct pagehint_header *hdr, struct table *t, char *err, size_t errlen);
 

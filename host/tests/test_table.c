@@ -207,9 +207,10 @@ static void truncated_table(struct files *f)
 	assert_int_equal(truncate(f->table, 100), 0);
 }
 
+/* a file shorter than the table its header describes */
 static void table_size_mismatch(struct files *f)
 {
-	assert_int_equal(truncate(f->table, table_size_for(64 * MiB) * 2), 0);
+	assert_int_equal(truncate(f->table, table_size_for(64 * MiB) / 2), 0);
 }
 
 static void ram_too_small(struct files *f)
@@ -247,6 +248,42 @@ static void test_refuses_truncated_table(void **state)
 static void test_refuses_size_mismatch(void **state)
 {
 	expect_refusal(*state, table_size_mismatch, "but the file has");
+}
+
+/*
+ * libvirt makes a <shmem> file a power of two of at least 1 MiB, larger
+ * than the 32 KiB table of a 64 MiB guest: the table is taken, and the
+ * host maps and writes nothing beyond it.
+ */
+static void test_accepts_file_larger_than_table(void **state)
+{
+	struct files *f = *state;
+	size_t size = table_size_for(64 * MiB), file = MiB, i;
+	uint8_t *beyond = malloc(file - size);
+	struct table t;
+	int fd;
+
+	assert_non_null(beyond);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	fd = open(f->table, O_RDWR);
+	assert_true(fd >= 0);
+	memset(beyond, 0xa5, file - size);
+	assert_int_equal(pwrite(fd, beyond, file - size, size), file - size);
+	if (table_open(&t, f->table, f->ram, f->err, sizeof(f->err)))
+		fail_msg("a %zu-byte table in a %zu-byte file refused: %s", size, file, f->err);
+	assert_int_equal(t.table_size, size);
+	/* the host writes every byte it owns: states, summary, header */
+	t.hdr->guest_epoch = t.hdr->host_epoch;
+	table_reset(&t);
+	table_recover_busy(&t);
+	table_close(&t);
+	memset(beyond, 0, file - size);
+	assert_int_equal(pread(fd, beyond, file - size, size), file - size);
+	for (i = 0; i < file - size; i++)
+		if (beyond[i] != 0xa5)
+			fail_msg("byte %zu beyond the table changed to %#x", size + i, beyond[i]);
+	close(fd);
+	free(beyond);
 }
 
 static void test_refuses_small_ram(void **state)
@@ -1384,6 +1421,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_init_force_takes_only_own_files, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon_on_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_accepts_file_larger_than_table, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_other_guests_pair, setup_files,
 						teardown_files),
