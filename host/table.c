@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -224,25 +225,84 @@ static int open_ram(const char *ram_path, bool writable, char *err, size_t errle
 
 /*
  * Which RAM file a table belongs to is recorded outside the guest's
- * reach: init gives both files the same random pairing id, an extended
- * attribute (user.*, or trusted.* where tmpfs has no user attributes and
- * we are root), and every open compares them.  A daemon given one guest's
- * table and another guest's RAM file refuses to start.
+ * reach: init gives both files an extended attribute (user.*, or
+ * trusted.* where tmpfs has no user attributes and we are root), and
+ * every open compares them.  A daemon given one guest's table and another
+ * guest's RAM file refuses to start.
+ *
+ * An attribute alone is not enough: cp -a copies it, and a daemon started
+ * on the copy of guest B's table with guest A's RAM file (or any mix of
+ * copies) would punch A's memory wherever B frees.  So each record also
+ * names the two files it was written for by identity (device, inode and,
+ * where the file system keeps one, birth time), which no copy can have.
  */
 static const char *const pair_names[] = { "user.pagehint.pair", "trusted.pagehint.pair" };
-#define PAIR_ID_SIZE	16
+/*
+ * Version 2 of the record: version 1 was a random id, the same in both
+ * files.  The identities that each record names make an id needless.
+ */
+#define PAIR_MAGIC	"PHP2"
+
+/*
+ * A record as stored, little-endian: the file it is on and its partner.
+ * Small enough for ext4 to keep it in the inode (256-byte inodes have
+ * about 90 bytes for attributes): a block of its own would count in the
+ * RAM file's st_blocks, which is what the host holds of the guest.
+ */
+struct pair_file {
+	uint64_t dev, ino;
+	uint64_t btime_ns;		/* 0: the file system keeps none */
+} __attribute__((packed));
+
+struct pair_record {
+	char magic[4];
+	struct pair_file self, partner;
+} __attribute__((packed));
+
+int file_identity(int fd, struct file_identity *id)
+{
+	struct statx stx;
+
+	memset(id, 0, sizeof(*id));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx))
+		return -1;
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	/* a reused inode number gets a new birth time, where there is one */
+	if (stx.stx_mask & STATX_BTIME)
+		id->btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
+	return 0;
+}
+
+bool file_identity_equal(const struct file_identity *a, const struct file_identity *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->btime_ns == b->btime_ns;
+}
+
+static void pack_identity(const struct file_identity *id, struct pair_file *f)
+{
+	f->dev = htole64(id->dev);
+	f->ino = htole64(id->ino);
+	f->btime_ns = htole64(id->btime_ns);
+}
 
 static int set_pair(int table_fd, int ram_fd, char *err, size_t errlen)
 {
-	uint8_t id[PAIR_ID_SIZE];
+	struct file_identity table_id, ram_id;
+	struct pair_record t = { .magic = PAIR_MAGIC }, r = t;
 	unsigned int i;
 
-	if (getrandom(id, sizeof(id), 0) != sizeof(id))
-		return fail("cannot make a pairing id: %s", strerror(errno));
+	if (file_identity(table_fd, &table_id) || file_identity(ram_fd, &ram_id))
+		return fail("cannot tell the table and the RAM file from copies: %s",
+			    strerror(errno));
+	pack_identity(&table_id, &t.self);
+	pack_identity(&ram_id, &t.partner);
+	pack_identity(&ram_id, &r.self);
+	pack_identity(&table_id, &r.partner);
 	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
-		if (fsetxattr(table_fd, pair_names[i], id, sizeof(id), 0))
+		if (fsetxattr(table_fd, pair_names[i], &t, sizeof(t), 0))
 			continue;
-		if (!fsetxattr(ram_fd, pair_names[i], id, sizeof(id), 0))
+		if (!fsetxattr(ram_fd, pair_names[i], &r, sizeof(r), 0))
 			return 0;
 		fremovexattr(table_fd, pair_names[i]);
 	}
@@ -250,23 +310,45 @@ static int set_pair(int table_fd, int ram_fd, char *err, size_t errlen)
 		    strerror(errno));
 }
 
+/* Is the file behind @fd the one @f names? */
+static bool record_names(const struct pair_file *f, int fd)
+{
+	struct file_identity have;
+	struct pair_file p;
+
+	if (file_identity(fd, &have))
+		return false;
+	pack_identity(&have, &p);
+	return !memcmp(&p, f, sizeof(p));
+}
+
+#define MAKE_PAIR_AGAIN	"with the guest stopped, run 'pagehintd init --force' on the files it is to use"
+
 static int check_pair(int table_fd, int ram_fd, const char *table_path, const char *ram_path,
 		      char *err, size_t errlen)
 {
-	uint8_t a[PAIR_ID_SIZE], b[PAIR_ID_SIZE];
+	struct pair_record a, b = { .magic = "" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
-		if (fgetxattr(table_fd, pair_names[i], a, sizeof(a)) != sizeof(a))
+		if (fgetxattr(table_fd, pair_names[i], &a, sizeof(a)) != sizeof(a) ||
+		    memcmp(a.magic, PAIR_MAGIC, sizeof(a.magic)))
 			continue;
-		if (fgetxattr(ram_fd, pair_names[i], b, sizeof(b)) != sizeof(b) ||
-		    memcmp(a, b, sizeof(a)))
+		if (!record_names(&a.self, table_fd))
+			return fail("%s is a copy of a table that pagehintd init made (a copy keeps the pairing, not the file's identity) and is refused: %s",
+				    table_path, MAKE_PAIR_AGAIN);
+		if (fgetxattr(ram_fd, pair_names[i], &b, sizeof(b)) == sizeof(b) &&
+		    !memcmp(b.magic, PAIR_MAGIC, sizeof(b.magic)) && !record_names(&b.self, ram_fd))
+			return fail("%s is a copy of a RAM file that pagehintd init made (a copy keeps the pairing, not the file's identity) and is refused: %s",
+				    ram_path, MAKE_PAIR_AGAIN);
+		if (memcmp(b.magic, PAIR_MAGIC, sizeof(b.magic)) ||
+		    !record_names(&a.partner, ram_fd) || !record_names(&b.partner, table_fd))
 			return fail("%s and %s were not made together by pagehintd init: they belong to different guests",
 				    table_path, ram_path);
 		return 0;
 	}
-	return fail("%s carries no pairing id: made by an older pagehintd, or not by init? run init again",
-		    table_path);
+	return fail("%s carries no pairing record of this pagehintd: made by an older one, or not by init? %s",
+		    table_path, MAKE_PAIR_AGAIN);
 }
 
 /*

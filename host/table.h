@@ -45,6 +45,18 @@ struct table_counts {
 	uint64_t unused_dropped, volatile_dropped;
 };
 
+/*
+ * What tells a file from its copy: device and inode, and the birth time
+ * where the file system keeps one (a reused inode number gets a new one).
+ */
+struct file_identity {
+	uint64_t dev, ino;
+	uint64_t btime_ns;	/* 0: the file system keeps none */
+};
+
+int file_identity(int fd, struct file_identity *id);
+bool file_identity_equal(const struct file_identity *a, const struct file_identity *b);
+
 /* Bytes of table needed for a guest of ram_size bytes on a q35 machine. */
 size_t table_size_for(uint64_t ram_size);
 int q35_layout(struct table *t, uint64_t ram_size);
