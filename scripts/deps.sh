@@ -16,6 +16,7 @@ host_build=(
 	gcc make pkg-config
 	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
 	libsystemd-dev		# sd_notify(): readiness and the watchdog under systemd
+	libxml2-dev		# libvirt's domain XML (host mode)
 )
 host_test=(
 	libcmocka-dev		# host-side unit tests
