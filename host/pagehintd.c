@@ -34,6 +34,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "giveback.h"
+#include "host.h"
 #include "log.h"
 #include "metrics.h"
 #include "qmp.h"
@@ -59,6 +60,16 @@
  */
 #define DEFAULT_METRICS_MS	15000UL
 #define MAX_PUNCHES_S		10000000UL
+/*
+ * Host mode's per-guest budget of table reads: 65536 chunks a second is
+ * the table of a 128 GiB guest read once a second, about 1% of a core;
+ * and the most one pass may spend, a tenth of a second's worth, so that
+ * one guest's pass is short beside the others'.
+ */
+#define DEFAULT_HOST_READS_S	65536UL
+#define HOST_BURST_DIV		10
+/* host mode: an idle guest's aged passes back off to this many times the pace */
+#define HOST_IDLE_FACTOR	16
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
@@ -80,6 +91,9 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
 struct options {
 	const char *table, *ram, *qmp;
+	const char *connect;		/* host: libvirt's URI */
+	const char *memory_backing_dir;	/* host: qemu.conf's, NULL: not set */
+	const char *libvirt_run_dir;	/* host: where libvirt keeps QEMU's pid files */
 	const char *name;		/* the guest's, in metrics; NULL: its table's path */
 	const char *metrics_file;	/* NULL: no metrics */
 	unsigned long metrics_ms;	/* between two writes of metrics_file */
@@ -726,6 +740,40 @@ static int cmd_run(const struct options *o)
 	return ret;
 }
 
+/*
+ * Every hinted libvirt domain: each policy's budget and pace as run's,
+ * less per pass (HOST_BURST_DIV), idle passes backing off, and a read
+ * budget by default.
+ */
+static int cmd_host(const struct options *o)
+{
+	struct host_options h = {
+		.uri = o->connect ? o->connect : HOST_DEFAULT_URI,
+		.run_dir = o->libvirt_run_dir ? o->libvirt_run_dir : HOST_DEFAULT_RUN_DIR,
+		.conf = { .memory_backing_dir = o->memory_backing_dir },
+		.default_target_mib = o->target_mib,
+		.status_ms = o->status_ms,
+	};
+	struct options p = *o;
+	unsigned long pass_ms;
+
+	if (!p.max_reads_s)
+		p.max_reads_s = DEFAULT_HOST_READS_S;
+	p.policy = POLICY_IMMEDIATE;
+	policy_limits(&p, HOST_BURST_DIV, &h.immediate);
+	p.policy = POLICY_PERIODIC;
+	policy_limits(&p, HOST_BURST_DIV, &h.periodic);
+	p.policy = POLICY_AGED;
+	pass_ms = policy_limits(&p, HOST_BURST_DIV, &h.aged);
+	/* a pass that reads nothing leaves no frame ageing: it may wait longer */
+	h.aged.max_pass_ns = h.aged.min_pass_ns * HOST_IDLE_FACTOR;
+	h.age_passes = o->age_ms / pass_ms;
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
+			 strerror(errno));
+	return host_run(&h, &stopping);
+}
+
 static int cmd_status(const struct options *o)
 {
 	char err[512];
@@ -792,6 +840,11 @@ static const struct option_doc {
 				   "host holds more than N MiB of the guest" },
 	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
 				       "on SIGHUP" },
+	{ "connect", 'c', "URI", "host: libvirt's URI (qemu:///system)" },
+	{ "memory-backing-dir", 'D', "DIR", "host: memory_backing_dir as qemu.conf sets it, where\n"
+					     "QEMU's RAM files are (not set: libvirt's default)" },
+	{ "libvirt-run-dir", 'L', "DIR", "host: where libvirt keeps QEMU's pid files\n"
+					  "(/run/libvirt/qemu)" },
 	{ "chaos", 'C', NULL, "for tests: drop every unused and volatile frame\n"
 			       "the moment it appears" },
 #ifdef PAGEHINTD_TEST_HOOKS
@@ -815,6 +868,8 @@ static const struct command_doc {
 			      "through a symbolic link)" },
 	{ "run", "tr", "qpialPRsjnMkTFCS", "serve the guest: give its unused frames back to\n"
 				      "the host until SIGTERM or SIGINT" },
+	{ "host", "", "cDLialPRsT", "serve every hinted libvirt domain of the host,\n"
+				  "following libvirt's events, until SIGTERM or SIGINT" },
 	{ "status", "tr", "j", "one status report, beside a running daemon" },
 	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
 };
@@ -1056,6 +1111,15 @@ int main(int argc, char **argv)
 		case 'F':
 			o.target_file = optarg;
 			break;
+		case 'c':
+			o.connect = optarg;
+			break;
+		case 'D':
+			o.memory_backing_dir = optarg;
+			break;
+		case 'L':
+			o.libvirt_run_dir = optarg;
+			break;
 		case 'C':
 			o.chaos = 1;
 			break;
@@ -1111,6 +1175,8 @@ int main(int argc, char **argv)
 		printf("%zu\n", table_size_for(o.mem_mib * MiB));
 		return 0;
 	}
+	if (!strcmp(cmd, "host"))
+		return cmd_host(&o);
 	if (!o.table || !o.ram) {
 		log_line(LOG_ERR, "%s needs --table and --ram", cmd);
 		return 2;

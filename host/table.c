@@ -491,7 +491,7 @@ int table_check(const struct pagehint_header *hdr, struct table *t, char *err, s
  * be refused by a running daemon nor make a daemon's start fail.
  */
 static int open_table(struct table *t, const char *table_path, const char *ram_path,
-		      bool daemon, char *err, size_t errlen)
+		      bool daemon, bool paired, char *err, size_t errlen)
 {
 	struct pagehint_header hdr;
 	struct statfs fs;
@@ -530,7 +530,7 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		fail("guest RAM file %s is in use by another pagehintd", ram_path);
 		goto out;
 	}
-	if (check_pair(t->table_fd, t->ram_fd, table_path, ram_path, err, errlen))
+	if (paired && check_pair(t->table_fd, t->ram_fd, table_path, ram_path, err, errlen))
 		goto out;
 	/*
 	 * Can this file system give memory back 4 KiB at a time?  ramfs
@@ -583,13 +583,19 @@ out:
 int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
 	       size_t errlen)
 {
-	return open_table(t, table_path, ram_path, true, err, errlen);
+	return open_table(t, table_path, ram_path, true, true, err, errlen);
+}
+
+int table_open_for_qemu(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen)
+{
+	return open_table(t, table_path, ram_path, true, false, err, errlen);
 }
 
 int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
 			char *err, size_t errlen)
 {
-	return open_table(t, table_path, ram_path, false, err, errlen);
+	return open_table(t, table_path, ram_path, false, true, err, errlen);
 }
 
 void table_close(struct table *t)

@@ -69,6 +69,14 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 		 char *err, size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);
+/*
+ * table_open() for files QEMU made under libvirt, which carry no pairing
+ * record: the caller must have established, through libvirt and not
+ * through anything the guest can write, that both belong to one domain
+ * (host mode: the domain's QEMU maps both, host_qemu_maps()).
+ */
+int table_open_for_qemu(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen);
 int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
 			char *err, size_t errlen);
 void table_close(struct table *t);
