@@ -397,15 +397,88 @@ static int create_file(const char *path, const char *what, bool force, bool *cre
 	return fd;
 }
 
+/*
+ * The header of a new table for a guest of @ram_size bytes, @size bytes
+ * of table, in a file whose states are all STABLE (zero) already.
+ */
+static int write_header(int fd, const char *path, uint64_t ram_size, size_t size, char *err,
+			size_t errlen)
+{
+	struct pagehint_header *hdr;
+	struct table t;
+	unsigned int i;
+
+	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED)
+		return fail("cannot map table file %s: %s", path, strerror(errno));
+	q35_layout(&t, ram_size);
+	hdr->magic = htole64(PAGEHINT_MAGIC);
+	hdr->version = htole32(PAGEHINT_VERSION);
+	hdr->header_size = htole32(PAGEHINT_HEADER_SIZE);
+	hdr->page_size = htole32(PAGEHINT_PAGE_SIZE);
+	hdr->nr_ranges = htole32(t.nr_ranges);
+	hdr->nr_frames = htole64(t.nr_frames);
+	hdr->table_size = htole64(size);
+	hdr->summary_offset = htole64(t.summary_offset);
+	for (i = 0; i < t.nr_ranges; i++) {
+		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
+		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
+		hdr->ranges[i].file_offset = htole64(t.ranges[i].file_offset);
+	}
+	hdr->host_epoch = htole64(table_new_epoch());
+	munmap(hdr, PAGEHINT_HEADER_SIZE);
+	return 0;
+}
+
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
+		  size_t errlen)
+{
+	size_t size = table_size_for(ram_size);
+	struct stat st;
+	int fd, ret = -1;
+
+	if (!size)
+		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
+			    (unsigned long long)ram_size);
+	if (size > file_size)
+		return fail("a %llu-byte table file cannot hold the %zu-byte table of a %llu-byte guest",
+			    (unsigned long long)file_size, size, (unsigned long long)ram_size);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
+	if (fd < 0)
+		return fail("cannot open table file %s: %s", path, strerror(errno));
+	/* a table a daemon serves belongs to a running guest: not to be voided */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		fail("table file %s is not a regular file with one name", path);
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		fail("table file %s is in use by a running pagehintd: another domain's table?",
+		     path);
+		goto out;
+	}
+	/* QEMU refuses a file of another size than the device's */
+	if (st.st_size && (uint64_t)st.st_size != file_size) {
+		fail("table file %s is %lld bytes, not the %llu of its device",
+		     path, (long long)st.st_size, (unsigned long long)file_size);
+		goto out;
+	}
+	/* every state byte STABLE, the summary clear: what a last boot left goes */
+	if (ftruncate(fd, 0) || ftruncate(fd, file_size)) {
+		fail("cannot size table file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = write_header(fd, path, ram_size, size, err, errlen);
+out:
+	close(fd);
+	return ret;
+}
+
 int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
-	struct pagehint_header *hdr;
 	bool ram_created, table_created;
-	struct table t;
 	int fd, ram_fd;
-	unsigned int i;
 	struct stat st;
 
 	if (!size)
@@ -432,28 +505,8 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 		fail("cannot size table file %s: %s", table_path, strerror(errno));
 		goto out_table;
 	}
-	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (hdr == MAP_FAILED) {
-		fail("cannot map table file %s: %s", table_path, strerror(errno));
-		goto out_table;
-	}
-	q35_layout(&t, ram_size);
-	hdr->magic = htole64(PAGEHINT_MAGIC);
-	hdr->version = htole32(PAGEHINT_VERSION);
-	hdr->header_size = htole32(PAGEHINT_HEADER_SIZE);
-	hdr->page_size = htole32(PAGEHINT_PAGE_SIZE);
-	hdr->nr_ranges = htole32(t.nr_ranges);
-	hdr->nr_frames = htole64(t.nr_frames);
-	hdr->table_size = htole64(size);
-	hdr->summary_offset = htole64(t.summary_offset);
-	for (i = 0; i < t.nr_ranges; i++) {
-		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
-		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
-		hdr->ranges[i].file_offset = htole64(t.ranges[i].file_offset);
-	}
-	hdr->host_epoch = htole64(table_new_epoch());
-	munmap(hdr, PAGEHINT_HEADER_SIZE);
-	if (set_pair(fd, ram_fd, err, errlen))
+	if (write_header(fd, table_path, ram_size, size, err, errlen) ||
+	    set_pair(fd, ram_fd, err, errlen))
 		goto out_table;
 	close(fd);
 	close(ram_fd);

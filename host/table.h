@@ -67,6 +67,15 @@ int q35_layout(struct table *t, uint64_t ram_size);
  */
 int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen);
+/*
+ * Make @path the new table of a guest of @ram_size bytes whose device is
+ * @file_size bytes (a libvirt <shmem>: QEMU maps the file, and refuses one
+ * of another size): created if it is not there, every state STABLE, a
+ * new epoch, before the guest boots.  Not a file a daemon holds (another
+ * domain's table), nor one of another size, nor through a symbolic link.
+ */
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
+		  size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);
 /*

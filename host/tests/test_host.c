@@ -109,7 +109,7 @@ static void stop_child(pid_t pid)
 /* The files QEMU made under libvirt carry no pairing record: take them off. */
 static void as_qemu_made_them(const char *table, const char *ram)
 {
-	const char *names[] = { "user.pagehint.pair", "trusted.pagehint.pair" };
+	static const char *const names[] = { "user.pagehint.pair", "trusted.pagehint.pair" };
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
@@ -171,6 +171,64 @@ static void test_only_the_files_qemu_maps(void **state)
 	unlink(ram);
 	unlink(table_c);
 	unlink(ram_c);
+}
+
+/*
+ * The table a domain's <shmem> will map, prepared before it boots: at
+ * libvirt's size, every state stable and a new epoch each time, and never
+ * a table a running daemon holds (two domains naming one <shmem>).
+ */
+static void test_prepare_table(void **state)
+{
+	char table[128], ram[128], link[128], err[512];
+	uint64_t epoch;
+	struct table t;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	path(table, sizeof(table), "pagehint-guest");
+	path(ram, sizeof(ram), "pc.ram");
+	path(link, sizeof(link), "pagehint-link");
+	fd = open(ram, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 256 * MiB), 0);
+	close(fd);
+	if (table_prepare(table, 256 * MiB, MiB, err, sizeof(err)))
+		fail_msg("prepare: %s", err);
+	assert_int_equal(stat(table, &st), 0);
+	assert_int_equal(st.st_size, MiB);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	if (table_open_for_qemu(&t, table, ram, err, sizeof(err)))
+		fail_msg("a prepared table refused: %s", err);
+	assert_int_equal(t.table_size, 128 * 1024);
+	assert_int_equal(t.nr_frames, 256 * MiB / 4096);
+	/* a guest used it; a daemon holds it */
+	t.states[7] = PAGEHINT_UNUSED;
+	t.hdr->guest_epoch = t.hdr->host_epoch;
+	epoch = t.hdr->host_epoch;
+	assert_int_equal(table_prepare(table, 256 * MiB, MiB, err, sizeof(err)), -1);
+	if (!strstr(err, "in use by a running pagehintd"))
+		fail_msg("a table a daemon holds prepared again, or refused with \"%s\"", err);
+	assert_int_equal(t.states[7], PAGEHINT_UNUSED);
+	table_close(&t);
+	/* the next boot's: all stable, a new epoch, nobody attached */
+	assert_int_equal(table_prepare(table, 256 * MiB, MiB, err, sizeof(err)), 0);
+	assert_int_equal(table_open_for_qemu(&t, table, ram, err, sizeof(err)), 0);
+	assert_int_equal(t.states[7], PAGEHINT_STABLE);
+	assert_true(t.hdr->host_epoch != epoch);
+	assert_false(table_attached(&t));
+	table_close(&t);
+	/* QEMU refuses a file of another size than its device: so does prepare */
+	assert_int_equal(table_prepare(table, 256 * MiB, 2 * MiB, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not the 2097152 of its device"));
+	assert_int_equal(table_prepare(table, 8192 * MiB, MiB, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot hold the 4194304-byte table"));
+	assert_int_equal(symlink(table, link), 0);
+	assert_int_equal(table_prepare(link, 256 * MiB, MiB, err, sizeof(err)), -1);
+	unlink(link);
+	unlink(table);
+	unlink(ram);
 }
 
 static void write_file(const char *p, const char *text)
@@ -349,6 +407,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_only_the_files_qemu_maps),
 		cmocka_unit_test(test_qemu_pid),
+		cmocka_unit_test(test_prepare_table),
 		cmocka_unit_test(test_follows_libvirtd),
 	};
 
