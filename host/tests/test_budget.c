@@ -66,7 +66,9 @@ static void test_bucket_large_rate_no_overflow(void **state)
 	bucket_spend(&b, 4000000000ULL);
 	bucket_refill(&b, 3 * NSEC_PER_SEC + 1);
 	assert_int_equal(bucket_tokens(&b), 3000000001ULL);
-	bucket_refill(&b, 100 * NSEC_PER_SEC);
+	/* 20 s at 1e9 a second: rate times nanoseconds would wrap past 2^64 */
+	bucket_spend(&b, 4000000000ULL);
+	bucket_refill(&b, 23 * NSEC_PER_SEC + 1);
 	assert_int_equal(bucket_tokens(&b), 4000000000ULL);
 }
 

@@ -117,11 +117,20 @@ static void test_ram_paths(void **state)
 static void test_sizes(void **state)
 {
 	struct domxml_domain d;
+	char *xml, *at;
 
 	(void)state;
-	/* no <size>: libvirt makes 4 MiB (dumpxml says so too) */
+	/* defined without <size>: libvirt writes the 4 MiB it makes */
 	assert_int_equal(read_fixture("no-size", 3, &default_conf, &d), DOMXML_SERVE);
 	assert_int_equal(d.shmem_bytes, 4 << 20);
+	/* and XML without it at all is taken as libvirt would make it */
+	xml = fixture("no-size", 3);
+	at = strstr(xml, "<size unit='M'>4</size>");
+	assert_non_null(at);
+	memset(at, ' ', strlen("<size unit='M'>4</size>"));
+	assert_int_equal(domxml_read(xml, strlen(xml), &default_conf, &d), DOMXML_SERVE);
+	assert_int_equal(d.shmem_bytes, 4 << 20);
+	free(xml);
 	/* 4 GiB: RAM above 4 GiB too, a 2 MiB table in a 2 MiB <shmem> */
 	if (read_fixture("gib-2", 3, &default_conf, &d) != DOMXML_SERVE)
 		fail_msg("gib-2.xml not served: %s", d.why);
