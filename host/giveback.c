@@ -284,8 +284,55 @@ int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t
 		  long long target_bytes, const volatile sig_atomic_t *stop,
 		  struct giveback_pass *done)
 {
+	struct giveback_budget b = { .frames = budget, .calls = call_budget, .reads = UINT64_MAX };
+
+	return giveback_pass_within(t, g, &b, target_bytes, stop, done);
+}
+
+/*
+ * Read the chunks the pass must look at, at most @reads of them, starting
+ * at the chunk where the last pass that ran out stopped: a guest that
+ * names more chunks than its budget buys gets them all read in turn, none
+ * twice before the rest.  A chunk the summary named and the pass did not
+ * read stays named for the next.
+ */
+static void read_chunks(struct table *t, struct giveback *g, bool want_volatile, uint64_t reads,
+			uint64_t volatile_by_age[GIVEBACK_MAX_PASSES + 1],
+			struct giveback_pass *done)
+{
+	uint64_t n = g->nr_chunks, i, c, w, bits, rest;
+
+	for (i = 0; i < n; i++) {
+		c = g->read_cursor + i < n ? g->read_cursor + i : g->read_cursor + i - n;
+		w = c / 64;
+		bits = g->changed[w] | g->unused_left[w];
+		if (want_volatile)
+			bits |= g->volatile_left[w];
+		if (!(bits >> (c % 64))) {
+			/* nothing more in this word: on to the next, or to chunk 0 */
+			rest = 63 - c % 64 < n - 1 - c ? 63 - c % 64 : n - 1 - c;
+			i += rest;
+			continue;
+		}
+		if (!(bits >> (c % 64) & 1))
+			continue;
+		if (done->chunks_read == reads) {
+			g->read_cursor = c;
+			return;
+		}
+		read_chunk(t, g, c, g->changed[w] >> (c % 64) & 1, volatile_by_age);
+		g->changed[w] &= ~(1ULL << (c % 64));
+		done->chunks_read++;
+	}
+}
+
+int giveback_pass_within(struct table *t, struct giveback *g, const struct giveback_budget *b,
+			 long long target_bytes, const volatile sig_atomic_t *stop,
+			 struct giveback_pass *done)
+{
+	uint64_t budget = b->frames, call_budget = b->calls;
 	uint64_t volatile_by_age[GIVEBACK_MAX_PASSES + 1] = { 0 };
-	uint64_t calls = t->host.punch_calls, w, words = map_words(g->nr_chunks), epoch, n = 0;
+	uint64_t calls = t->host.punch_calls, epoch, n = 0;
 	struct spend s = {
 		.budget = budget,
 		.calls_end = call_budget > UINT64_MAX - calls ? UINT64_MAX : calls + call_budget,
@@ -301,7 +348,7 @@ int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t
 		return 0;
 	}
 	/* nothing to spend: not even the reads */
-	if (!call_budget || !budget)
+	if (!call_budget || !budget || !b->reads)
 		return 0;
 	/* only compared: a guest that flips it costs the host full reads, as before */
 	epoch = __atomic_load_n(&t->hdr->guest_epoch, __ATOMIC_RELAXED);
@@ -315,21 +362,7 @@ int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t
 
 	table_take_changed(t, g->changed);
 	want_volatile = target_bytes != GIVEBACK_NO_TARGET && over_target(t, target_bytes);
-	for (w = 0; w < words; w++) {
-		uint64_t bits = g->changed[w] | g->unused_left[w];
-
-		if (want_volatile)
-			bits |= g->volatile_left[w];
-		uint64_t named = g->changed[w];
-
-		g->changed[w] = 0;
-		for (; bits; bits &= bits - 1) {
-			unsigned int b = __builtin_ctzll(bits);
-
-			read_chunk(t, g, w * 64 + b, named >> b & 1, volatile_by_age);
-			done->chunks_read++;
-		}
-	}
+	read_chunks(t, g, want_volatile, b->reads, volatile_by_age, done);
 
 	/* unused frames cost the guest nothing: all of them go, target or not */
 	s.total = &done->unused;

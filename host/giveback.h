@@ -54,6 +54,7 @@ struct giveback {
 	uint16_t *last_read;		/* per chunk: the pass that last read it */
 	uint16_t pass;
 	unsigned int min_unused;
+	uint64_t read_cursor;		/* the chunk a pass that ran out of reads stopped at */
 };
 
 /*
@@ -84,5 +85,22 @@ struct giveback_pass {
 int giveback_pass(struct table *t, struct giveback *g, uint64_t budget, uint64_t call_budget,
 		  long long target_bytes, const volatile sig_atomic_t *stop,
 		  struct giveback_pass *done);
+
+/*
+ * What one pass may spend: frames given back, fallocate() calls, and
+ * chunks whose states it reads (what a guest that names every chunk of its
+ * summary costs the host: 512 bytes of table each).
+ */
+struct giveback_budget {
+	uint64_t frames, calls, reads;
+};
+
+/*
+ * giveback_pass() within @b: the chunks it does not get to read stay to
+ * be read by the next pass, which starts where this one stopped.
+ */
+int giveback_pass_within(struct table *t, struct giveback *g, const struct giveback_budget *b,
+			 long long target_bytes, const volatile sig_atomic_t *stop,
+			 struct giveback_pass *done);
 
 #endif

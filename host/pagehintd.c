@@ -34,9 +34,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "giveback.h"
+#include "host.h"
 #include "log.h"
 #include "metrics.h"
 #include "qmp.h"
+#include "service.h"
 #include "table.h"
 
 #define MiB		(1ULL << 20)
@@ -58,6 +60,16 @@
  */
 #define DEFAULT_METRICS_MS	15000UL
 #define MAX_PUNCHES_S		10000000UL
+/*
+ * Host mode's per-guest budget of table reads: 65536 chunks a second is
+ * the table of a 128 GiB guest read once a second, about 1% of a core;
+ * and the most one pass may spend, a tenth of a second's worth, so that
+ * one guest's pass is short beside the others'.
+ */
+#define DEFAULT_HOST_READS_S	65536UL
+#define HOST_BURST_DIV		10
+/* host mode: an idle guest's aged passes back off to this many times the pace */
+#define HOST_IDLE_FACTOR	16
 
 enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
@@ -79,6 +91,9 @@ enum policy { POLICY_IMMEDIATE, POLICY_PERIODIC, POLICY_AGED };
 
 struct options {
 	const char *table, *ram, *qmp;
+	const char *connect;		/* host: libvirt's URI */
+	const char *memory_backing_dir;	/* host: qemu.conf's, NULL: not set */
+	const char *libvirt_run_dir;	/* host: where libvirt keeps QEMU's pid files */
 	const char *name;		/* the guest's, in metrics; NULL: its table's path */
 	const char *metrics_file;	/* NULL: no metrics */
 	unsigned long metrics_ms;	/* between two writes of metrics_file */
@@ -88,6 +103,7 @@ struct options {
 	unsigned long age_ms;		/* aged: how long a frame stays unused first */
 	unsigned long rate_mib_s;	/* 0: unlimited */
 	unsigned long max_punches_s;	/* fallocate() calls a second, at most */
+	unsigned long max_reads_s;	/* chunks of the table read a second; 0: no limit */
 	unsigned long status_ms;	/* 0: no status */
 	long target_mib;		/* -1: none, volatile frames are kept */
 	const char *target_file;	/* re-read on SIGHUP */
@@ -424,6 +440,47 @@ static int qmp_setup(struct table *t, struct qmp *q, struct reboot *r)
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * What a guest may make the daemon spend, and its pace, from the options:
+ * a pass every --interval-ms (periodic), AGE_PASSES per --age-ms (aged),
+ * or, immediate, every IMMEDIATE_MS while the guest changes something and
+ * twice as long after each pass that found nothing changed, up to
+ * IMMEDIATE_IDLE_MS (--chaos: every millisecond).  At most 1/@burst_div
+ * of a second's budget in one pass.  Returns the pass interval of the
+ * periodic and aged policies (the aged policy counts ages in passes), 0
+ * for immediate.
+ */
+static unsigned long policy_limits(const struct options *o, unsigned int burst_div,
+				   struct service_limits *l)
+{
+	unsigned long pass_ms = o->policy == POLICY_PERIODIC ? o->interval_ms :
+				o->policy == POLICY_AGED ? o->age_ms / AGE_PASSES : 0;
+
+	if (o->policy == POLICY_AGED && pass_ms < MIN_AGE_INTERVAL_MS)
+		pass_ms = MIN_AGE_INTERVAL_MS;
+	l->reads_s = o->max_reads_s;
+	l->punches_s = o->max_punches_s;
+	l->frames_s = o->rate_mib_s * (MiB / 4096);
+	l->burst_div = burst_div;
+	if (pass_ms) {
+		l->min_pass_ns = l->max_pass_ns = pass_ms * NSEC_PER_MSEC;
+	} else if (o->chaos) {
+		l->min_pass_ns = l->max_pass_ns = NSEC_PER_MSEC;
+	} else {
+		l->min_pass_ns = IMMEDIATE_MS * NSEC_PER_MSEC;
+		l->max_pass_ns = IMMEDIATE_IDLE_MS * NSEC_PER_MSEC;
+	}
+	return pass_ms;
+}
+
 static void report_target(long target_mib)
 {
 	if (target_mib < 0)
@@ -497,27 +554,20 @@ static void write_metrics(const struct options *o, const struct table *t, long t
 static int cmd_run(const struct options *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	double start = now_s(), last_status = 0, last_pass = 0, last_refill = start, last_ping = 0;
+	double start = now_s(), last_status = 0, last_ping = 0;
 	double last_metrics = 0;
 	unsigned long ping_ms = watchdog_ping_ms();
-	int immediate_ms = IMMEDIATE_MS;
-	double tokens = 0, rate = o->rate_mib_s * (double)MiB / 4096;
 	char err[512];
-	struct table t;
+	struct table opened, *t;
+	struct service svc;
+	struct service_limits limits;
 	struct qmp q = { .fd = -1 };
 	struct reboot reboot = { 0 };
 	sigset_t signals, unblocked;
 	int qmp_done = 0;
-	/* fallocate() calls: what a guest can make the daemon spend, bounded */
-	double call_tokens = o->max_punches_s;
 	long target_mib = o->chaos ? 0 : o->target_mib;
-	struct giveback gb = { 0 };
-	unsigned long pass_ms = o->policy == POLICY_PERIODIC ? o->interval_ms :
-				o->policy == POLICY_AGED ? o->age_ms / AGE_PASSES : 0;
+	unsigned long pass_ms = policy_limits(o, 1, &limits);
 	int ret = 0;
-
-	if (o->policy == POLICY_AGED && pass_ms < MIN_AGE_INTERVAL_MS)
-		pass_ms = MIN_AGE_INTERVAL_MS;
 
 	/*
 	 * Handlers first: a SIGHUP or SIGTERM during setup must not kill the
@@ -536,13 +586,13 @@ static int cmd_run(const struct options *o)
 	if (o->target_file && read_target_file(o->target_file, &target_mib))
 		return 1;
 
-	if (table_open(&t, o->table, o->ram, err, sizeof(err))) {
+	if (table_open(&opened, o->table, o->ram, err, sizeof(err))) {
 		log_line(LOG_ERR, "%s", err);
 		return 1;
 	}
 	if (o->qmp && qmp_connect(&q, o->qmp, err, sizeof(err))) {
 		log_line(LOG_ERR, "%s", err);
-		table_close(&t);
+		table_close(&opened);
 		return 1;
 	}
 	/*
@@ -553,13 +603,14 @@ static int cmd_run(const struct options *o)
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
 			 strerror(errno));
-	table_recover_busy(&t);
-	if (giveback_init(&gb, &t, o->policy == POLICY_AGED,
-			  o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0)) {
+	table_recover_busy(&opened);
+	if (service_init(&svc, &opened, o->policy == POLICY_AGED,
+			 o->policy == POLICY_AGED ? o->age_ms / pass_ms : 0, &limits, now_ns())) {
 		log_line(LOG_ERR, "no memory for what it keeps between passes");
-		table_close(&t);
+		table_close(&opened);
 		return 1;
 	}
+	t = &svc.t;
 	if (o->policy == POLICY_AGED)
 		log_line(LOG_INFO, "policy aged: a frame goes back once it stayed unused for %lu ms",
 			 o->age_ms);
@@ -569,22 +620,20 @@ static int cmd_run(const struct options *o)
 		log_line(LOG_INFO, "policy immediate%s", o->chaos ? ", chaos" : "");
 #ifdef PAGEHINTD_TEST_HOOKS
 	if (o->stop_after_claiming) {
-		if (!table_has_frame(&t, stop_pfn)) {
+		if (!table_has_frame(t, stop_pfn)) {
 			log_line(LOG_ERR, "--stop-after-claiming %" PRIu64
 				 " is not a frame of the guest's RAM", stop_pfn);
-			giveback_free(&gb);
-			table_close(&t);
+			service_free(&svc);
 			return 1;
 		}
-		t.claimed = stop_when_claimed;
+		t->claimed = stop_when_claimed;
 	}
 #endif
 	/* before QMP: a boot attached already has used this epoch */
-	report_attach(&t, &reboot, now_s());
-	if (o->qmp && qmp_setup(&t, &q, &reboot)) {
+	report_attach(t, &reboot, now_s());
+	if (o->qmp && qmp_setup(t, &q, &reboot)) {
 		qmp_close(&q);
-		giveback_free(&gb);
-		table_close(&t);
+		service_free(&svc);
 		return 1;
 	}
 	if (o->chaos)
@@ -600,20 +649,9 @@ static int cmd_run(const struct options *o)
 
 	while (!stopping) {
 		double now = now_s();
-		uint64_t budget = UINT64_MAX;
-		int wait_ms = pass_ms ? (int)pass_ms : o->chaos ? 1 : immediate_ms;
+		uint64_t now_n = now_ns();
+		int wait_ms;
 
-		/* at most one second's worth of either at once */
-		call_tokens += (now - last_refill) * o->max_punches_s;
-		if (call_tokens > o->max_punches_s)
-			call_tokens = o->max_punches_s;
-		if (rate) {
-			tokens += (now - last_refill) * rate;
-			if (tokens > rate)
-				tokens = rate;
-			budget = (uint64_t)tokens;
-		}
-		last_refill = now;
 		if (ping_ms && now - last_ping >= ping_ms / 1000.0) {
 			sd_notify(0, "WATCHDOG=1");
 			last_ping = now;
@@ -623,32 +661,28 @@ static int cmd_run(const struct options *o)
 			if (o->target_file && !read_target_file(o->target_file, &target_mib))
 				report_target(target_mib);
 		}
-		report_attach(&t, &reboot, now);
-		if (!pass_ms || now - last_pass >= pass_ms / 1000.0) {
+		report_attach(t, &reboot, now);
+		if (service_due(&svc, now_n)) {
 			struct giveback_pass done;
 
-			if (giveback_pass(&t, &gb, budget, call_tokens > 0 ? (uint64_t)call_tokens : 0,
-					  target_mib < 0 ? GIVEBACK_NO_TARGET :
-					  target_mib * (long long)MiB, &stopping, &done)) {
+			svc.target_bytes = target_mib < 0 ? GIVEBACK_NO_TARGET :
+					   target_mib * (long long)MiB;
+			if (service_pass(&svc, now_n, &stopping, &done)) {
 				log_line(LOG_ERR, "fallocate(PUNCH_HOLE) on %s failed: %s",
 					 o->ram, strerror(errno));
 				ret = 1;
 				break;
 			}
-			tokens -= done.unused + done.volatile_;
-			call_tokens -= done.punch_calls;
-			last_pass = now;
-			if (done.chunks_read)
-				immediate_ms = IMMEDIATE_MS;
-			else if (immediate_ms < IMMEDIATE_IDLE_MS)
-				immediate_ms *= 2;
 		}
+		/* the next pass, in whole milliseconds: at least one */
+		wait_ms = svc.next_pass_ns > now_n ?
+			  (svc.next_pass_ns - now_n + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 1;
 		if (o->status_ms && now - last_status >= o->status_ms / 1000.0) {
-			report(&t, o->json, start, true);
+			report(t, o->json, start, true);
 			last_status = now;
 		}
 		if (o->metrics_file && now - last_metrics >= o->metrics_ms / 1000.0) {
-			write_metrics(o, &t, target_mib);
+			write_metrics(o, t, target_mib);
 			last_metrics = now;
 		}
 		if (o->status_ms && wait_ms > (int)o->status_ms)
@@ -667,7 +701,7 @@ static int cmd_run(const struct options *o)
 		if (!stopping && !reread_target) {
 			if (q.fd >= 0) {
 				q.wait_mask = &unblocked;
-				qmp_done = handle_qmp(&t, &q, &reboot,
+				qmp_done = handle_qmp(t, &q, &reboot,
 						      qmp_wait_bound_ms(&q, qmp_now_ms(), wait_ms));
 				q.wait_mask = NULL;
 			} else {
@@ -700,11 +734,44 @@ static int cmd_run(const struct options *o)
 	if (o->metrics_file)
 		unlink(o->metrics_file);
 	if (o->status_ms)
-		report(&t, o->json, start, true);
+		report(t, o->json, start, true);
 	qmp_close(&q);
-	giveback_free(&gb);
-	table_close(&t);
+	service_free(&svc);
 	return ret;
+}
+
+/*
+ * Every hinted libvirt domain: each policy's budget and pace as run's,
+ * less per pass (HOST_BURST_DIV), idle passes backing off, and a read
+ * budget by default.
+ */
+static int cmd_host(const struct options *o)
+{
+	struct host_options h = {
+		.uri = o->connect ? o->connect : HOST_DEFAULT_URI,
+		.run_dir = o->libvirt_run_dir ? o->libvirt_run_dir : HOST_DEFAULT_RUN_DIR,
+		.conf = { .memory_backing_dir = o->memory_backing_dir },
+		.default_target_mib = o->target_mib,
+		.status_ms = o->status_ms,
+	};
+	struct options p = *o;
+	unsigned long pass_ms;
+
+	if (!p.max_reads_s)
+		p.max_reads_s = DEFAULT_HOST_READS_S;
+	p.policy = POLICY_IMMEDIATE;
+	policy_limits(&p, HOST_BURST_DIV, &h.immediate);
+	p.policy = POLICY_PERIODIC;
+	policy_limits(&p, HOST_BURST_DIV, &h.periodic);
+	p.policy = POLICY_AGED;
+	pass_ms = policy_limits(&p, HOST_BURST_DIV, &h.aged);
+	/* a pass that reads nothing leaves no frame ageing: it may wait longer */
+	h.aged.max_pass_ns = h.aged.min_pass_ns * HOST_IDLE_FACTOR;
+	h.age_passes = o->age_ms / pass_ms;
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		log_line(LOG_WARNING, "cannot lock its memory (%s): a guest may wait on its page-ins",
+			 strerror(errno));
+	return host_run(&h, &stopping);
 }
 
 static int cmd_status(const struct options *o)
@@ -759,6 +826,8 @@ static const struct option_doc {
 			       "(2000)" },
 	{ "rate-mib-s", 'l', "N", "give back at most N MiB a second (no limit)" },
 	{ "max-punches-s", 'P', "N", "at most N fallocate() calls a second (20000)" },
+	{ "max-reads-s", 'R', "N", "read at most N chunks (2 MiB of guest each) of the\n"
+				    "table a second (no limit)" },
 	{ "status-ms", 's', "N", "print frames per state and host-resident MiB on\n"
 				  "stdout every N ms (0: never, the default)" },
 	{ "json", 'j', NULL, "status lines as JSON, one object a line" },
@@ -771,6 +840,11 @@ static const struct option_doc {
 				   "host holds more than N MiB of the guest" },
 	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
 				       "on SIGHUP" },
+	{ "connect", 'c', "URI", "host: libvirt's URI (qemu:///system)" },
+	{ "memory-backing-dir", 'D', "DIR", "host: memory_backing_dir as qemu.conf sets it, where\n"
+					     "QEMU's RAM files are (not set: libvirt's default)" },
+	{ "libvirt-run-dir", 'L', "DIR", "host: where libvirt keeps QEMU's pid files\n"
+					  "(/run/libvirt/qemu)" },
 	{ "chaos", 'C', NULL, "for tests: drop every unused and volatile frame\n"
 			       "the moment it appears" },
 #ifdef PAGEHINTD_TEST_HOOKS
@@ -792,8 +866,10 @@ static const struct command_doc {
 } commands[] = {
 	{ "init", "trm", "f", "create a guest's RAM and table files (0600, never\n"
 			      "through a symbolic link)" },
-	{ "run", "tr", "qpialPsjnMkTFCS", "serve the guest: give its unused frames back to\n"
+	{ "run", "tr", "qpialPRsjnMkTFCS", "serve the guest: give its unused frames back to\n"
 				      "the host until SIGTERM or SIGINT" },
+	{ "host", "", "cDLialPRsT", "serve every hinted libvirt domain of the host,\n"
+				  "following libvirt's events, until SIGTERM or SIGINT" },
 	{ "status", "tr", "j", "one status report, beside a running daemon" },
 	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
 };
@@ -1019,6 +1095,10 @@ int main(int argc, char **argv)
 			if (parse_number(optarg, "max-punches-s", 1, MAX_PUNCHES_S, &o.max_punches_s))
 				return 2;
 			break;
+		case 'R':
+			if (parse_number(optarg, "max-reads-s", 1, MAX_PUNCHES_S, &o.max_reads_s))
+				return 2;
+			break;
 		case 's':
 			if (parse_number(optarg, "status-ms", 0, MAX_MS, &o.status_ms))
 				return 2;
@@ -1030,6 +1110,15 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			o.target_file = optarg;
+			break;
+		case 'c':
+			o.connect = optarg;
+			break;
+		case 'D':
+			o.memory_backing_dir = optarg;
+			break;
+		case 'L':
+			o.libvirt_run_dir = optarg;
 			break;
 		case 'C':
 			o.chaos = 1;
@@ -1086,6 +1175,8 @@ int main(int argc, char **argv)
 		printf("%zu\n", table_size_for(o.mem_mib * MiB));
 		return 0;
 	}
+	if (!strcmp(cmd, "host"))
+		return cmd_host(&o);
 	if (!o.table || !o.ram) {
 		log_line(LOG_ERR, "%s needs --table and --ram", cmd);
 		return 2;

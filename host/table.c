@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -100,17 +101,18 @@ uint64_t table_new_epoch(void)
 	return epoch ? epoch : 1;
 }
 
-int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+int table_check_header(const struct pagehint_header *hdr, size_t file_size,
 		       uint64_t ram_size, char *err, size_t errlen)
 {
 	uint64_t nr_frames = le64toh(hdr->nr_frames);
 	uint64_t summary = le64toh(hdr->summary_offset);
 	uint32_t nr_ranges = le32toh(hdr->nr_ranges);
+	uint64_t table_size = le64toh(hdr->table_size);
 	uint32_t i;
 
-	if (table_size < PAGEHINT_HEADER_SIZE)
+	if (file_size < PAGEHINT_HEADER_SIZE)
 		return fail("table is %zu bytes, smaller than its %d-byte header",
-			    table_size, PAGEHINT_HEADER_SIZE);
+			    file_size, PAGEHINT_HEADER_SIZE);
 	if (le64toh(hdr->magic) != PAGEHINT_MAGIC)
 		return fail("no page-state table here (bad magic %#llx)",
 			    (unsigned long long)le64toh(hdr->magic));
@@ -122,12 +124,19 @@ int table_check_header(const struct pagehint_header *hdr, size_t table_size,
 		return fail("table has header size %u and page size %u, expected %d and %d",
 			    le32toh(hdr->header_size), le32toh(hdr->page_size),
 			    PAGEHINT_HEADER_SIZE, PAGEHINT_PAGE_SIZE);
-	if (le64toh(hdr->table_size) != table_size)
+	/*
+	 * The file may be larger than the table: libvirt sizes a <shmem> in
+	 * powers of two of at least 1 MiB, and the guest's driver takes a
+	 * table smaller than its BAR.  What lies beyond the table is neither
+	 * mapped nor read.
+	 */
+	if (table_size < PAGEHINT_HEADER_SIZE || table_size > file_size)
 		return fail("table header says %llu bytes but the file has %zu",
-			    (unsigned long long)le64toh(hdr->table_size), table_size);
+			    (unsigned long long)table_size, file_size);
 	if (nr_frames > table_size - PAGEHINT_HEADER_SIZE)
-		return fail("table claims %llu frames but has room for %zu",
-			    (unsigned long long)nr_frames, table_size - PAGEHINT_HEADER_SIZE);
+		return fail("table claims %llu frames but has room for %llu",
+			    (unsigned long long)nr_frames,
+			    (unsigned long long)(table_size - PAGEHINT_HEADER_SIZE));
 	/* nr_frames < table_size: no sum wraps */
 	if (summary % 8 || summary < PAGEHINT_HEADER_SIZE + nr_frames || summary > table_size ||
 	    PAGEHINT_SUMMARY_BYTES(nr_frames) > table_size - summary)
@@ -216,25 +225,84 @@ static int open_ram(const char *ram_path, bool writable, char *err, size_t errle
 
 /*
  * Which RAM file a table belongs to is recorded outside the guest's
- * reach: init gives both files the same random pairing id, an extended
- * attribute (user.*, or trusted.* where tmpfs has no user attributes and
- * we are root), and every open compares them.  A daemon given one guest's
- * table and another guest's RAM file refuses to start.
+ * reach: init gives both files an extended attribute (user.*, or
+ * trusted.* where tmpfs has no user attributes and we are root), and
+ * every open compares them.  A daemon given one guest's table and another
+ * guest's RAM file refuses to start.
+ *
+ * An attribute alone is not enough: cp -a copies it, and a daemon started
+ * on the copy of guest B's table with guest A's RAM file (or any mix of
+ * copies) would punch A's memory wherever B frees.  So each record also
+ * names the two files it was written for by identity (device, inode and,
+ * where the file system keeps one, birth time), which no copy can have.
  */
 static const char *const pair_names[] = { "user.pagehint.pair", "trusted.pagehint.pair" };
-#define PAIR_ID_SIZE	16
+/*
+ * Version 2 of the record: version 1 was a random id, the same in both
+ * files.  The identities that each record names make an id needless.
+ */
+#define PAIR_MAGIC	"PHP2"
+
+/*
+ * A record as stored, little-endian: the file it is on and its partner.
+ * Small enough for ext4 to keep it in the inode (256-byte inodes have
+ * about 90 bytes for attributes): a block of its own would count in the
+ * RAM file's st_blocks, which is what the host holds of the guest.
+ */
+struct pair_file {
+	uint64_t dev, ino;
+	uint64_t btime_ns;		/* 0: the file system keeps none */
+} __attribute__((packed));
+
+struct pair_record {
+	char magic[4];
+	struct pair_file self, partner;
+} __attribute__((packed));
+
+int file_identity(int fd, struct file_identity *id)
+{
+	struct statx stx;
+
+	memset(id, 0, sizeof(*id));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx))
+		return -1;
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	/* a reused inode number gets a new birth time, where there is one */
+	if (stx.stx_mask & STATX_BTIME)
+		id->btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
+	return 0;
+}
+
+bool file_identity_equal(const struct file_identity *a, const struct file_identity *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->btime_ns == b->btime_ns;
+}
+
+static void pack_identity(const struct file_identity *id, struct pair_file *f)
+{
+	f->dev = htole64(id->dev);
+	f->ino = htole64(id->ino);
+	f->btime_ns = htole64(id->btime_ns);
+}
 
 static int set_pair(int table_fd, int ram_fd, char *err, size_t errlen)
 {
-	uint8_t id[PAIR_ID_SIZE];
+	struct file_identity table_id, ram_id;
+	struct pair_record t = { .magic = PAIR_MAGIC }, r = t;
 	unsigned int i;
 
-	if (getrandom(id, sizeof(id), 0) != sizeof(id))
-		return fail("cannot make a pairing id: %s", strerror(errno));
+	if (file_identity(table_fd, &table_id) || file_identity(ram_fd, &ram_id))
+		return fail("cannot tell the table and the RAM file from copies: %s",
+			    strerror(errno));
+	pack_identity(&table_id, &t.self);
+	pack_identity(&ram_id, &t.partner);
+	pack_identity(&ram_id, &r.self);
+	pack_identity(&table_id, &r.partner);
 	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
-		if (fsetxattr(table_fd, pair_names[i], id, sizeof(id), 0))
+		if (fsetxattr(table_fd, pair_names[i], &t, sizeof(t), 0))
 			continue;
-		if (!fsetxattr(ram_fd, pair_names[i], id, sizeof(id), 0))
+		if (!fsetxattr(ram_fd, pair_names[i], &r, sizeof(r), 0))
 			return 0;
 		fremovexattr(table_fd, pair_names[i]);
 	}
@@ -242,23 +310,45 @@ static int set_pair(int table_fd, int ram_fd, char *err, size_t errlen)
 		    strerror(errno));
 }
 
+/* Is the file behind @fd the one @f names? */
+static bool record_names(const struct pair_file *f, int fd)
+{
+	struct file_identity have;
+	struct pair_file p;
+
+	if (file_identity(fd, &have))
+		return false;
+	pack_identity(&have, &p);
+	return !memcmp(&p, f, sizeof(p));
+}
+
+#define MAKE_PAIR_AGAIN	"with the guest stopped, run 'pagehintd init --force' on the files it is to use"
+
 static int check_pair(int table_fd, int ram_fd, const char *table_path, const char *ram_path,
 		      char *err, size_t errlen)
 {
-	uint8_t a[PAIR_ID_SIZE], b[PAIR_ID_SIZE];
+	struct pair_record a, b = { .magic = "" };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(pair_names) / sizeof(pair_names[0]); i++) {
-		if (fgetxattr(table_fd, pair_names[i], a, sizeof(a)) != sizeof(a))
+		if (fgetxattr(table_fd, pair_names[i], &a, sizeof(a)) != sizeof(a) ||
+		    memcmp(a.magic, PAIR_MAGIC, sizeof(a.magic)))
 			continue;
-		if (fgetxattr(ram_fd, pair_names[i], b, sizeof(b)) != sizeof(b) ||
-		    memcmp(a, b, sizeof(a)))
+		if (!record_names(&a.self, table_fd))
+			return fail("%s is a copy of a table that pagehintd init made (a copy keeps the pairing, not the file's identity) and is refused: %s",
+				    table_path, MAKE_PAIR_AGAIN);
+		if (fgetxattr(ram_fd, pair_names[i], &b, sizeof(b)) == sizeof(b) &&
+		    !memcmp(b.magic, PAIR_MAGIC, sizeof(b.magic)) && !record_names(&b.self, ram_fd))
+			return fail("%s is a copy of a RAM file that pagehintd init made (a copy keeps the pairing, not the file's identity) and is refused: %s",
+				    ram_path, MAKE_PAIR_AGAIN);
+		if (memcmp(b.magic, PAIR_MAGIC, sizeof(b.magic)) ||
+		    !record_names(&a.partner, ram_fd) || !record_names(&b.partner, table_fd))
 			return fail("%s and %s were not made together by pagehintd init: they belong to different guests",
 				    table_path, ram_path);
 		return 0;
 	}
-	return fail("%s carries no pairing id: made by an older pagehintd, or not by init? run init again",
-		    table_path);
+	return fail("%s carries no pairing record of this pagehintd: made by an older one, or not by init? %s",
+		    table_path, MAKE_PAIR_AGAIN);
 }
 
 /*
@@ -307,15 +397,88 @@ static int create_file(const char *path, const char *what, bool force, bool *cre
 	return fd;
 }
 
+/*
+ * The header of a new table for a guest of @ram_size bytes, @size bytes
+ * of table, in a file whose states are all STABLE (zero) already.
+ */
+static int write_header(int fd, const char *path, uint64_t ram_size, size_t size, char *err,
+			size_t errlen)
+{
+	struct pagehint_header *hdr;
+	struct table t;
+	unsigned int i;
+
+	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED)
+		return fail("cannot map table file %s: %s", path, strerror(errno));
+	q35_layout(&t, ram_size);
+	hdr->magic = htole64(PAGEHINT_MAGIC);
+	hdr->version = htole32(PAGEHINT_VERSION);
+	hdr->header_size = htole32(PAGEHINT_HEADER_SIZE);
+	hdr->page_size = htole32(PAGEHINT_PAGE_SIZE);
+	hdr->nr_ranges = htole32(t.nr_ranges);
+	hdr->nr_frames = htole64(t.nr_frames);
+	hdr->table_size = htole64(size);
+	hdr->summary_offset = htole64(t.summary_offset);
+	for (i = 0; i < t.nr_ranges; i++) {
+		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
+		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
+		hdr->ranges[i].file_offset = htole64(t.ranges[i].file_offset);
+	}
+	hdr->host_epoch = htole64(table_new_epoch());
+	munmap(hdr, PAGEHINT_HEADER_SIZE);
+	return 0;
+}
+
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
+		  size_t errlen)
+{
+	size_t size = table_size_for(ram_size);
+	struct stat st;
+	int fd, ret = -1;
+
+	if (!size)
+		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
+			    (unsigned long long)ram_size);
+	if (size > file_size)
+		return fail("a %llu-byte table file cannot hold the %zu-byte table of a %llu-byte guest",
+			    (unsigned long long)file_size, size, (unsigned long long)ram_size);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
+	if (fd < 0)
+		return fail("cannot open table file %s: %s", path, strerror(errno));
+	/* a table a daemon serves belongs to a running guest: not to be voided */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		fail("table file %s is not a regular file with one name", path);
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		fail("table file %s is in use by a running pagehintd: another domain's table?",
+		     path);
+		goto out;
+	}
+	/* QEMU refuses a file of another size than the device's */
+	if (st.st_size && (uint64_t)st.st_size != file_size) {
+		fail("table file %s is %lld bytes, not the %llu of its device",
+		     path, (long long)st.st_size, (unsigned long long)file_size);
+		goto out;
+	}
+	/* every state byte STABLE, the summary clear: what a last boot left goes */
+	if (ftruncate(fd, 0) || ftruncate(fd, file_size)) {
+		fail("cannot size table file %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = write_header(fd, path, ram_size, size, err, errlen);
+out:
+	close(fd);
+	return ret;
+}
+
 int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
-	struct pagehint_header *hdr;
 	bool ram_created, table_created;
-	struct table t;
 	int fd, ram_fd;
-	unsigned int i;
 	struct stat st;
 
 	if (!size)
@@ -342,28 +505,8 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 		fail("cannot size table file %s: %s", table_path, strerror(errno));
 		goto out_table;
 	}
-	hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (hdr == MAP_FAILED) {
-		fail("cannot map table file %s: %s", table_path, strerror(errno));
-		goto out_table;
-	}
-	q35_layout(&t, ram_size);
-	hdr->magic = htole64(PAGEHINT_MAGIC);
-	hdr->version = htole32(PAGEHINT_VERSION);
-	hdr->header_size = htole32(PAGEHINT_HEADER_SIZE);
-	hdr->page_size = htole32(PAGEHINT_PAGE_SIZE);
-	hdr->nr_ranges = htole32(t.nr_ranges);
-	hdr->nr_frames = htole64(t.nr_frames);
-	hdr->table_size = htole64(size);
-	hdr->summary_offset = htole64(t.summary_offset);
-	for (i = 0; i < t.nr_ranges; i++) {
-		hdr->ranges[i].first_pfn = htole64(t.ranges[i].first_pfn);
-		hdr->ranges[i].nr_frames = htole64(t.ranges[i].nr_frames);
-		hdr->ranges[i].file_offset = htole64(t.ranges[i].file_offset);
-	}
-	hdr->host_epoch = htole64(table_new_epoch());
-	munmap(hdr, PAGEHINT_HEADER_SIZE);
-	if (set_pair(fd, ram_fd, err, errlen))
+	if (write_header(fd, table_path, ram_size, size, err, errlen) ||
+	    set_pair(fd, ram_fd, err, errlen))
 		goto out_table;
 	close(fd);
 	close(ram_fd);
@@ -384,11 +527,14 @@ int table_check(const struct pagehint_header *hdr, struct table *t, char *err, s
 {
 	if (table_check_header(hdr, t->table_size, t->ram_size, err, errlen))
 		return -1;
-	/* the layout is the host's own, from the RAM file's size */
-	if (q35_layout(t, t->ram_size) || table_size_for(t->ram_size) != t->table_size ||
-	    !header_matches_layout(hdr, t))
+	/*
+	 * The layout is the host's own, from the RAM file's size; the header
+	 * check above put the change summary inside the table's own size.
+	 */
+	if (q35_layout(t, t->ram_size) || !header_matches_layout(hdr, t))
 		return fail("the table does not describe the %llu-byte RAM file: a table and a RAM file of different guests?",
 			    (unsigned long long)t->ram_size);
+	t->table_size = le64toh(hdr->table_size);
 	return 0;
 }
 
@@ -398,7 +544,7 @@ int table_check(const struct pagehint_header *hdr, struct table *t, char *err, s
  * be refused by a running daemon nor make a daemon's start fail.
  */
 static int open_table(struct table *t, const char *table_path, const char *ram_path,
-		      bool daemon, char *err, size_t errlen)
+		      bool daemon, bool paired, char *err, size_t errlen)
 {
 	struct pagehint_header hdr;
 	struct statfs fs;
@@ -437,7 +583,7 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		fail("guest RAM file %s is in use by another pagehintd", ram_path);
 		goto out;
 	}
-	if (check_pair(t->table_fd, t->ram_fd, table_path, ram_path, err, errlen))
+	if (paired && check_pair(t->table_fd, t->ram_fd, table_path, ram_path, err, errlen))
 		goto out;
 	/*
 	 * Can this file system give memory back 4 KiB at a time?  ramfs
@@ -457,6 +603,19 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		     ram_path, strerror(errno));
 		goto out;
 	}
+	/* the header alone first: the table's size is the header's to say */
+	t->hdr = mmap(NULL, PAGEHINT_HEADER_SIZE, PROT_READ, MAP_SHARED, t->table_fd, 0);
+	if (t->hdr == MAP_FAILED) {
+		t->hdr = NULL;
+		fail("cannot map table file %s: %s", table_path, strerror(errno));
+		goto out;
+	}
+	header_snapshot(&hdr, t->hdr);
+	munmap(t->hdr, PAGEHINT_HEADER_SIZE);
+	t->hdr = NULL;
+	if (table_check(&hdr, t, err, errlen))
+		goto out;
+	/* the checked copy's size, never the guest's field again */
 	t->hdr = mmap(NULL, t->table_size, PROT_READ | (daemon ? PROT_WRITE : 0), MAP_SHARED,
 		      t->table_fd, 0);
 	if (t->hdr == MAP_FAILED) {
@@ -464,9 +623,6 @@ static int open_table(struct table *t, const char *table_path, const char *ram_p
 		fail("cannot map table file %s: %s", table_path, strerror(errno));
 		goto out;
 	}
-	header_snapshot(&hdr, t->hdr);
-	if (table_check(&hdr, t, err, errlen))
-		goto out;
 	t->states = (uint8_t *)t->hdr + PAGEHINT_HEADER_SIZE;
 	/* the host's own offset, checked against the copy above, never re-read */
 	t->summary = (uint64_t *)((char *)t->hdr + t->summary_offset);
@@ -480,13 +636,19 @@ out:
 int table_open(struct table *t, const char *table_path, const char *ram_path, char *err,
 	       size_t errlen)
 {
-	return open_table(t, table_path, ram_path, true, err, errlen);
+	return open_table(t, table_path, ram_path, true, true, err, errlen);
+}
+
+int table_open_for_qemu(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen)
+{
+	return open_table(t, table_path, ram_path, true, false, err, errlen);
 }
 
 int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
 			char *err, size_t errlen)
 {
-	return open_table(t, table_path, ram_path, false, err, errlen);
+	return open_table(t, table_path, ram_path, false, true, err, errlen);
 }
 
 void table_close(struct table *t)

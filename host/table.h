@@ -18,7 +18,7 @@ struct table {
 	struct pagehint_header *hdr;
 	uint8_t *states;		/* hdr + header_size */
 	uint64_t *summary;		/* hdr + summary_offset: which chunks changed */
-	size_t table_size;		/* bytes mapped */
+	size_t table_size;		/* bytes mapped: the table's, not its file's */
 	uint64_t ram_size;		/* bytes of the RAM file */
 	uint64_t nr_frames;
 	uint64_t nr_chunks;		/* of PAGEHINT_CHUNK_FRAMES frames, the last one partial */
@@ -45,6 +45,18 @@ struct table_counts {
 	uint64_t unused_dropped, volatile_dropped;
 };
 
+/*
+ * What tells a file from its copy: device and inode, and the birth time
+ * where the file system keeps one (a reused inode number gets a new one).
+ */
+struct file_identity {
+	uint64_t dev, ino;
+	uint64_t btime_ns;	/* 0: the file system keeps none */
+};
+
+int file_identity(int fd, struct file_identity *id);
+bool file_identity_equal(const struct file_identity *a, const struct file_identity *b);
+
 /* Bytes of table needed for a guest of ram_size bytes on a q35 machine. */
 size_t table_size_for(uint64_t ram_size);
 int q35_layout(struct table *t, uint64_t ram_size);
@@ -55,16 +67,40 @@ int q35_layout(struct table *t, uint64_t ram_size);
  */
 int table_create(const char *table_path, const char *ram_path, uint64_t ram_size, bool force,
 		 char *err, size_t errlen);
+/*
+ * Make @path the new table of a guest of @ram_size bytes whose device is
+ * @file_size bytes (a libvirt <shmem>: QEMU maps the file, and refuses one
+ * of another size): created if it is not there, every state STABLE, a
+ * new epoch, before the guest boots.  Not a file a daemon holds (another
+ * domain's table), nor one of another size, nor through a symbolic link.
+ */
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
+		  size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);
+/*
+ * table_open() for files QEMU made under libvirt, which carry no pairing
+ * record: the caller must have established, through libvirt and not
+ * through anything the guest can write, that both belong to one domain
+ * (host mode: the domain's QEMU maps both, host_qemu_maps()).
+ */
+int table_open_for_qemu(struct table *t, const char *table_path, const char *ram_path,
+			char *err, size_t errlen);
 int table_open_readonly(struct table *t, const char *table_path, const char *ram_path,
 			char *err, size_t errlen);
 void table_close(struct table *t);
-int table_check_header(const struct pagehint_header *hdr, size_t table_size,
+/*
+ * Check a private copy of the header against the sizes of the table file
+ * and the RAM file.  The table (the header's table_size) may be smaller
+ * than its file, never larger.
+ */
+int table_check_header(const struct pagehint_header *hdr, size_t file_size,
 		       uint64_t ram_size, char *err, size_t errlen);
 /*
- * Check a private copy of the header against t->table_size and t->ram_size
- * and fill in t's layout, derived from the RAM file's size alone.
+ * Check a private copy of the header against t->table_size (the table
+ * file's size) and t->ram_size and fill in t's layout, derived from the
+ * RAM file's size alone; t->table_size becomes the table's own size, all
+ * that the host maps of the file.
  */
 int table_check(const struct pagehint_header *hdr, struct table *t, char *err, size_t errlen);
 

@@ -16,6 +16,8 @@ host_build=(
 	gcc make pkg-config
 	libjson-c-dev		# pagehintd parses QEMU's QMP with json-c
 	libsystemd-dev		# sd_notify(): readiness and the watchdog under systemd
+	libxml2-dev		# libvirt's domain XML (host mode)
+	libvirt-dev		# host mode follows libvirt through its C API
 )
 host_test=(
 	libcmocka-dev		# host-side unit tests
@@ -23,6 +25,7 @@ host_test=(
 	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
 	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
 	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
+	libvirt-daemon libvirt-daemon-driver-qemu	# test_host starts a private libvirtd
 	# and promtool (test_metrics), below
 )
 guest=(
@@ -95,6 +98,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 		"${missing[@]}" >/dev/null
 fi
 [ -z "$need_update" ] || $SUDO apt-get update -qq
+
+# libvirtd's QEMU driver wants its user even when qemu.conf says root
+# (libvirt-daemon-system makes it, and would start a system libvirtd)
+if [ "$target" != host-build ] && ! getent passwd libvirt-qemu >/dev/null; then
+	echo "deps: adding the libvirt-qemu system user that libvirtd's QEMU driver needs"
+	getent group kvm >/dev/null || $SUDO groupadd --system kvm
+	$SUDO useradd --system --no-create-home --home-dir /var/lib/libvirt \
+		--shell /usr/sbin/nologin --gid kvm libvirt-qemu
+fi
 
 # promtool checks pagehintd's metrics (test_metrics).  It comes only with
 # Debian's prometheus package, whose server a systemd machine would start

@@ -295,6 +295,49 @@ static void test_pass_reads_only_what_changed(void **state)
 	assert_int_equal(done.chunks_read, f->t.nr_chunks);
 }
 
+/*
+ * A read budget smaller than what the guest names: each pass reads its
+ * budget's worth, the next goes on where it stopped, and every chunk is
+ * read once before any twice.  32 chunks, 10 reads a pass: one frame
+ * freed in each is back after 4 passes, with 32 reads, none repeated.
+ */
+static void test_read_budget_reads_in_turn(void **state)
+{
+	struct giveback_budget b = { UINT64_MAX, UINT64_MAX, 10 };
+	struct fixture *f = *state;
+	struct giveback_pass done;
+	uint64_t c, reads = 0, back = 0;
+	int i;
+
+	/* attached: every chunk named, read in turn too */
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(giveback_pass_within(&f->t, &f->g, &b, GIVEBACK_NO_TARGET,
+						      &not_stopping, &done), 0);
+		reads += done.chunks_read;
+	}
+	assert_int_equal(reads, f->t.nr_chunks + 1);	/* chunk 0 again: it had unused left */
+	for (c = 0; c < f->t.nr_chunks; c++)
+		guest_mark(f, c * PAGEHINT_CHUNK_FRAMES + 300, 1, PAGEHINT_UNUSED);
+	reads = 0;
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(giveback_pass_within(&f->t, &f->g, &b, GIVEBACK_NO_TARGET,
+						      &not_stopping, &done), 0);
+		assert_true(done.chunks_read <= 10);
+		reads += done.chunks_read;
+		back += done.unused;
+	}
+	if (back != f->t.nr_chunks || reads != 4 * 10)
+		fail_msg("%llu of %llu frames back in 4 passes of 10 reads (%llu reads)",
+			 (unsigned long long)back, (unsigned long long)f->t.nr_chunks,
+			 (unsigned long long)reads);
+	/* no reads, no pass: the budget holds for the reads too */
+	b.reads = 0;
+	guest_mark(f, 5, 1, PAGEHINT_UNUSED);
+	assert_int_equal(giveback_pass_within(&f->t, &f->g, &b, GIVEBACK_NO_TARGET,
+					      &not_stopping, &done), 0);
+	assert_int_equal(done.chunks_read + done.unused, 0);
+}
+
 /* Volatile frames are read only while the host is above its target. */
 static void test_volatile_read_only_above_target(void **state)
 {
@@ -492,6 +535,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_call_budget_bounds_a_checkerboard, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_target_keeps_volatile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_budget_reads_in_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pass_reads_only_what_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_volatile_read_only_above_target, setup,
 						teardown),

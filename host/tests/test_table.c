@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -207,9 +209,10 @@ static void truncated_table(struct files *f)
 	assert_int_equal(truncate(f->table, 100), 0);
 }
 
+/* a file shorter than the table its header describes */
 static void table_size_mismatch(struct files *f)
 {
-	assert_int_equal(truncate(f->table, table_size_for(64 * MiB) * 2), 0);
+	assert_int_equal(truncate(f->table, table_size_for(64 * MiB) / 2), 0);
 }
 
 static void ram_too_small(struct files *f)
@@ -247,6 +250,42 @@ static void test_refuses_truncated_table(void **state)
 static void test_refuses_size_mismatch(void **state)
 {
 	expect_refusal(*state, table_size_mismatch, "but the file has");
+}
+
+/*
+ * libvirt makes a <shmem> file a power of two of at least 1 MiB, larger
+ * than the 32 KiB table of a 64 MiB guest: the table is taken, and the
+ * host maps and writes nothing beyond it.
+ */
+static void test_accepts_file_larger_than_table(void **state)
+{
+	struct files *f = *state;
+	size_t size = table_size_for(64 * MiB), file = MiB, i;
+	uint8_t *beyond = malloc(file - size);
+	struct table t;
+	int fd;
+
+	assert_non_null(beyond);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	fd = open(f->table, O_RDWR);
+	assert_true(fd >= 0);
+	memset(beyond, 0xa5, file - size);
+	assert_int_equal(pwrite(fd, beyond, file - size, size), file - size);
+	if (table_open(&t, f->table, f->ram, f->err, sizeof(f->err)))
+		fail_msg("a %zu-byte table in a %zu-byte file refused: %s", size, file, f->err);
+	assert_int_equal(t.table_size, size);
+	/* the host writes every byte it owns: states, summary, header */
+	t.hdr->guest_epoch = t.hdr->host_epoch;
+	table_reset(&t);
+	table_recover_busy(&t);
+	table_close(&t);
+	memset(beyond, 0, file - size);
+	assert_int_equal(pread(fd, beyond, file - size, size), file - size);
+	for (i = 0; i < file - size; i++)
+		if (beyond[i] != 0xa5)
+			fail_msg("byte %zu beyond the table changed to %#x", size + i, beyond[i]);
+	close(fd);
+	free(beyond);
 }
 
 static void test_refuses_small_ram(void **state)
@@ -641,12 +680,78 @@ static void test_refuses_other_guests_pair(void **state)
 	assert_true(removexattr(table_b, "user.pagehint.pair") == 0 ||
 		    removexattr(table_b, "trusted.pagehint.pair") == 0);
 	assert_int_equal(table_open(&t, table_b, ram_b, f->err, sizeof(f->err)), -1);
-	assert_non_null(strstr(f->err, "carries no pairing id"));
+	assert_non_null(strstr(f->err, "carries no pairing record"));
 	/* each with its own opens */
 	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
 	table_close(&t);
 	unlink(table_b);
 	unlink(ram_b);
+}
+
+extern char **environ;
+
+/* cp -a, as an operator would clone a guest's files */
+static void cp_a(const char *from, const char *to)
+{
+	char *argv[] = { "cp", "-a", (char *)from, (char *)to, NULL };
+	int status;
+	pid_t pid;
+
+	assert_int_equal(posix_spawnp(&pid, "cp", NULL, NULL, argv, environ), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void expect_open_refused(struct files *f, const char *table, const char *ram,
+				const char *message)
+{
+	struct table t;
+
+	f->err[0] = 0;
+	if (!table_open(&t, table, ram, f->err, sizeof(f->err))) {
+		table_close(&t);
+		fail_msg("%s with %s opened: a copy of a pair taken for the pair", table, ram);
+	}
+	if (!strstr(f->err, message))
+		fail_msg("expected \"%s\" in \"%s\"", message, f->err);
+}
+
+/*
+ * cp -a copies the pairing attributes: a daemon on a copy of guest B's
+ * table and guest A's RAM file zeroed A's memory wherever B freed.  The
+ * pairing names the files by identity, which no copy has: every mix with
+ * a copy is refused, and init --force makes the copies a pair of their own.
+ */
+static void test_refuses_copied_pair(void **state)
+{
+	struct files *f = *state;
+	char table_c[128], ram_c[128];
+	struct table t;
+
+	snprintf(table_c, sizeof(table_c), "%s/table-copy", f->dir);
+	snprintf(ram_c, sizeof(ram_c), "%s/ram-copy", f->dir);
+	assert_int_equal(table_create(f->table, f->ram, 64 * MiB, false, f->err, sizeof(f->err)), 0);
+	cp_a(f->table, table_c);
+	cp_a(f->ram, ram_c);
+	expect_open_refused(f, table_c, ram_c, "table-copy is a copy of a table");
+	expect_open_refused(f, table_c, f->ram, "table-copy is a copy of a table");
+	expect_open_refused(f, f->table, ram_c, "ram-copy is a copy of a RAM file");
+	assert_non_null(strstr(f->err, "pagehintd init --force"));
+	f->err[0] = 0;
+	assert_int_equal(table_open_readonly(&t, table_c, ram_c, f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "is a copy"));
+	/* the originals are still a pair */
+	assert_int_equal(table_open(&t, f->table, f->ram, f->err, sizeof(f->err)), 0);
+	table_close(&t);
+	/* what the message says to do */
+	assert_int_equal(table_create(table_c, ram_c, 64 * MiB, true, f->err, sizeof(f->err)), 0);
+	if (table_open(&t, table_c, ram_c, f->err, sizeof(f->err)))
+		fail_msg("init --force did not make the copies a pair: %s", f->err);
+	table_close(&t);
+	/* and a copy of the new pair's table is no partner of the old RAM file */
+	expect_open_refused(f, table_c, f->ram, "belong to different guests");
+	unlink(table_c);
+	unlink(ram_c);
 }
 
 static void test_next_run_merges_and_caps(void **state)
@@ -1384,6 +1489,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_init_force_takes_only_own_files, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_second_daemon_on_ram, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_accepts_file_larger_than_table, setup_files,
+						teardown_files),
+		cmocka_unit_test_setup_teardown(test_refuses_copied_pair, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_other_guests_pair, setup_files,
 						teardown_files),

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host mode: every hinted libvirt domain, one loop.  See host.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <systemd/sd-daemon.h>
+
+#include "host.h"
+#include "log.h"
+
+#define RECONNECT_MS	1000
+#define MiB		(1ULL << 20)
+
+/* One domain the daemon serves. */
+struct guest {
+	struct domxml_domain d;		/* what its XML said at attach */
+	struct domxml_metadata md;	/* what its metadata asks for */
+	struct service svc;
+	bool epoch_used;		/* a boot attached to the table's epoch */
+	int attached;			/* as last logged; -1: not yet */
+	bool seen;			/* in the last listing of running domains */
+};
+
+struct host {
+	const struct host_options *o;
+	volatile sig_atomic_t *stopping;
+	virConnectPtr conn;
+	bool lost;			/* the connection closed: reconnect */
+	bool said_unreachable;
+	int events[5];			/* callback ids, -1: none */
+	int pass_timer, reconnect_timer, status_timer;
+	struct guest **guests;
+	size_t nr_guests;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* libvirt's errors go into our log lines, not onto stderr by themselves. */
+static void quiet(void *opaque, virErrorPtr err)
+{
+	(void)opaque;
+	(void)err;
+}
+
+static const char *why_libvirt(void)
+{
+	const char *m = virGetLastErrorMessage();
+
+	return m ? m : "unknown error";
+}
+
+pid_t host_qemu_pid(const char *run_dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096], buf[32], *end;
+	long pid;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s.pid", run_dir, name) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "the path of its pid file is too long");
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read libvirt's pid file %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	errno = 0;
+	pid = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || pid <= 1 || pid > INT32_MAX) {
+		snprintf(err, errlen, "libvirt's pid file %s holds no pid", path);
+		return -1;
+	}
+	return pid;
+}
+
+int host_qemu_maps(pid_t pid, int table_fd, int ram_fd, const char *table_path,
+		   const char *ram_path, char *err, size_t errlen)
+{
+	struct file_identity table_id, ram_id;
+	bool table_mapped = false, ram_mapped = false;
+	char path[64], *line = NULL;
+	size_t len = 0;
+	FILE *maps;
+
+	if (file_identity(table_fd, &table_id) || file_identity(ram_fd, &ram_id)) {
+		snprintf(err, errlen, "cannot stat the table or the RAM file: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	if (!maps) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* "start-end perms offset major:minor inode path", proc(5) */
+	while (getline(&line, &len, maps) > 0) {
+		unsigned int major, minor;
+		unsigned long long ino;
+		uint64_t dev;
+
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &ino) != 3 || !ino)
+			continue;
+		dev = makedev(major, minor);
+		table_mapped |= dev == table_id.dev && ino == table_id.ino;
+		ram_mapped |= dev == ram_id.dev && ino == ram_id.ino;
+	}
+	free(line);
+	fclose(maps);
+	if (!table_mapped || !ram_mapped) {
+		snprintf(err, errlen,
+			 "%s is not the file the domain's QEMU (pid %d) maps: a copy, or put there after QEMU started; refusing it (restart the domain, so that QEMU makes its own)",
+			 !table_mapped ? table_path : ram_path, (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct service_limits *limits_for(const struct host *h, enum domxml_policy p)
+{
+	if (p == DOMXML_IMMEDIATE)
+		return &h->o->immediate;
+	if (p == DOMXML_PERIODIC)
+		return &h->o->periodic;
+	return &h->o->aged;
+}
+
+static void apply_target(struct guest *g, long long target_mib)
+{
+	g->svc.target_bytes = target_mib < 0 ? GIVEBACK_NO_TARGET : target_mib * (long long)MiB;
+}
+
+static const char *policy_name(enum domxml_policy p)
+{
+	return p == DOMXML_IMMEDIATE ? "immediate" : p == DOMXML_PERIODIC ? "periodic" : "aged";
+}
+
+static struct guest *find_guest(struct host *h, const char *uuid)
+{
+	size_t i;
+
+	for (i = 0; i < h->nr_guests; i++)
+		if (!strcmp(h->guests[i]->d.uuid, uuid))
+			return h->guests[i];
+	return NULL;
+}
+
+static void detach(struct host *h, struct guest *g, const char *why)
+{
+	size_t i;
+
+	log_line(LOG_NOTICE, "domain %s: no longer served: %s", g->d.name, why);
+	service_free(&g->svc);
+	for (i = 0; i < h->nr_guests; i++)
+		if (h->guests[i] == g)
+			h->guests[i] = h->guests[--h->nr_guests];
+	free(g);
+}
+
+/*
+ * The domain's metadata: at attach (@live false) its target and policy;
+ * later (@live) its target, and a new policy only when the domain starts
+ * again (what the aged policy keeps is made for it).  A value that is not
+ * one is logged and ignored, and the guest keeps what it had.
+ */
+static void read_metadata(struct host *h, struct guest *g, virDomainPtr dom, bool live)
+{
+	struct domxml_metadata md = g->md;
+	char why[256], *xml;
+	virErrorPtr e;
+
+	xml = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, DOMXML_NS,
+				   VIR_DOMAIN_AFFECT_LIVE);
+	if (!xml) {
+		e = virGetLastError();
+		if (!e || e->code != VIR_ERR_NO_DOMAIN_METADATA) {
+			log_line(LOG_WARNING, "domain %s: cannot read its metadata (%s); target unchanged",
+				 g->d.name, why_libvirt());
+			return;
+		}
+		md.target_mib = h->o->default_target_mib;
+		md.policy = DOMXML_POLICY_DEFAULT;
+	} else if (domxml_metadata(xml, strlen(xml), &md, why, sizeof(why))) {
+		log_line(LOG_WARNING, "domain %s: pagehint metadata ignored: %s; target stays %lld MiB",
+			 g->d.name, why, g->md.target_mib);
+		free(xml);
+		return;
+	}
+	free(xml);
+	if (live && md.policy != g->md.policy)
+		log_line(LOG_NOTICE, "domain %s: policy %s takes effect when the domain starts again",
+			 g->d.name, policy_name(md.policy));
+	if (!live)
+		g->md.policy = md.policy;
+	if (live && md.target_mib == g->md.target_mib)
+		return;
+	g->md.target_mib = md.target_mib;
+	if (md.target_mib < 0)
+		log_line(LOG_INFO, "domain %s: no target: volatile frames are kept", g->d.name);
+	else
+		log_line(LOG_INFO, "domain %s: target %lld MiB", g->d.name, md.target_mib);
+}
+
+/* Open the domain's table and RAM file, and make sure they are its QEMU's. */
+static int open_files(struct host *h, struct guest *g, struct table *t, char *err, size_t errlen)
+{
+	pid_t pid = host_qemu_pid(h->o->run_dir, g->d.name, err, errlen);
+
+	if (pid < 0)
+		return -1;
+	if (table_open_for_qemu(t, g->d.table_path, g->d.ram_path, err, errlen))
+		return -1;
+	if (host_qemu_maps(pid, t->table_fd, t->ram_fd, g->d.table_path, g->d.ram_path, err,
+			   errlen)) {
+		table_close(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* A running domain: serve it if it is wired and nothing in it says no. */
+static void attach(struct host *h, virDomainPtr dom)
+{
+	struct guest *g = calloc(1, sizeof(*g));
+	struct guest **more;
+	char err[512];
+	struct table t;
+	char *xml;
+	enum domxml_verdict v;
+
+	if (!g)
+		return;
+	xml = virDomainGetXMLDesc(dom, 0);
+	if (!xml) {
+		log_line(LOG_WARNING, "domain %s: cannot read its XML: %s", virDomainGetName(dom),
+			 why_libvirt());
+		free(g);
+		return;
+	}
+	v = domxml_read(xml, strlen(xml), &h->o->conf, &g->d);
+	free(xml);
+	if (v == DOMXML_NOT_WIRED) {
+		log_line(LOG_INFO, "domain %s: not hinted: %s", g->d.name, g->d.why);
+		free(g);
+		return;
+	}
+	if (v == DOMXML_REFUSE) {
+		log_line(LOG_WARNING, "domain %s: not served: %s", g->d.name, g->d.why);
+		free(g);
+		return;
+	}
+	g->md.target_mib = h->o->default_target_mib;
+	g->md.policy = DOMXML_POLICY_DEFAULT;
+	if (open_files(h, g, &t, err, sizeof(err))) {
+		log_line(LOG_WARNING, "domain %s: not served: %s", g->d.name, err);
+		free(g);
+		return;
+	}
+	/* a predecessor that died holding claims left them busy */
+	table_recover_busy(&t);
+	read_metadata(h, g, dom, false);
+	more = realloc(h->guests, (h->nr_guests + 1) * sizeof(*more));
+	if (!more || service_init(&g->svc, &t, g->md.policy != DOMXML_IMMEDIATE &&
+				  g->md.policy != DOMXML_PERIODIC, h->o->age_passes,
+				  limits_for(h, g->md.policy), now_ns())) {
+		log_line(LOG_ERR, "domain %s: no memory to serve it", g->d.name);
+		if (more)
+			h->guests = more;
+		table_close(&t);
+		free(g);
+		return;
+	}
+	h->guests = more;
+	h->guests[h->nr_guests++] = g;
+	apply_target(g, g->md.target_mib);
+	g->attached = -1;
+	g->seen = true;
+	log_line(LOG_NOTICE, "domain %s (%s, id %d): serving, table %s, RAM %s, policy %s",
+		 g->d.name, g->d.uuid, g->d.id, g->d.table_path, g->d.ram_path,
+		 policy_name(g->md.policy));
+}
+
+/* A domain that runs: served already (same id: nothing to do), or new. */
+static void domain_runs(struct host *h, virDomainPtr dom)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct guest *g;
+
+	if (virDomainGetUUIDString(dom, uuid))
+		return;
+	g = find_guest(h, uuid);
+	if (g) {
+		g->seen = true;
+		if (g->d.id == (int)virDomainGetID(dom))
+			return;
+		/* stopped and started while libvirtd was out of reach */
+		detach(h, g, "it was started again meanwhile");
+	}
+	attach(h, dom);
+}
+
+static void domain_stopped(struct host *h, virDomainPtr dom, const char *why)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct guest *g;
+
+	if (virDomainGetUUIDString(dom, uuid))
+		return;
+	g = find_guest(h, uuid);
+	if (g)
+		detach(h, g, why);
+}
+
+static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail,
+			void *opaque)
+{
+	struct host *h = opaque;
+
+	(void)conn;
+	(void)detail;
+	switch (event) {
+	case VIR_DOMAIN_EVENT_STARTED:
+		domain_runs(h, dom);
+		break;
+	case VIR_DOMAIN_EVENT_STOPPED:
+		domain_stopped(h, dom, "it stopped");
+		break;
+	case VIR_DOMAIN_EVENT_CRASHED:
+		/* a crash may leave QEMU, stopped; it stops the domain either way */
+		log_line(LOG_NOTICE, "domain %s crashed", virDomainGetName(dom));
+		break;
+	case VIR_DOMAIN_EVENT_SUSPENDED:
+	case VIR_DOMAIN_EVENT_RESUMED:
+		/* a paused guest changes nothing: its passes back off by themselves */
+		log_line(LOG_INFO, "domain %s %s", virDomainGetName(dom),
+			 event == VIR_DOMAIN_EVENT_SUSPENDED ? "paused" : "runs again");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * libvirt reports a reboot once QEMU has reset the guest (three times per
+ * reboot, as it happens), so the new boot may already run: start a new
+ * epoch at once, as run does for a reset that nobody paused for.  A
+ * guest's own reboot detaches first, so nothing was dropped meanwhile;
+ * only a hard reset (virsh reset) can race with a pass.  Only the first
+ * of the three voids the table: the others come before the new boot could
+ * have attached.
+ */
+static void on_reboot(virConnectPtr conn, virDomainPtr dom, void *opaque)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct host *h = opaque;
+	struct guest *g;
+
+	(void)conn;
+	if (virDomainGetUUIDString(dom, uuid))
+		return;
+	g = find_guest(h, uuid);
+	if (!g)
+		return;
+	if (!g->epoch_used && !table_attached(&g->svc.t))
+		return;
+	table_reset(&g->svc.t);
+	g->epoch_used = false;
+	log_line(LOG_NOTICE, "domain %s reboots: new table epoch", g->d.name);
+}
+
+/* A device came or went: the domain's XML says whether it is still wired. */
+static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN], *xml;
+	struct host *h = opaque;
+	struct domxml_domain d;
+	struct guest *g;
+
+	(void)conn;
+	(void)alias;
+	if (virDomainGetUUIDString(dom, uuid))
+		return;
+	g = find_guest(h, uuid);
+	xml = virDomainGetXMLDesc(dom, 0);
+	if (!xml)
+		return;
+	if (g && domxml_read(xml, strlen(xml), &h->o->conf, &d) != DOMXML_SERVE)
+		detach(h, g, d.why);
+	else if (!g)
+		attach(h, dom);
+	free(xml);
+}
+
+static void on_metadata(virConnectPtr conn, virDomainPtr dom, int type, const char *nsuri,
+			void *opaque)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	struct host *h = opaque;
+	struct guest *g;
+
+	(void)conn;
+	if (type != VIR_DOMAIN_METADATA_ELEMENT || !nsuri || strcmp(nsuri, DOMXML_NS) ||
+	    virDomainGetUUIDString(dom, uuid))
+		return;
+	g = find_guest(h, uuid);
+	if (!g)
+		return;
+	read_metadata(h, g, dom, true);
+	apply_target(g, g->md.target_mib);
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+	struct host *h = opaque;
+
+	(void)conn;
+	h->lost = true;
+	log_line(LOG_WARNING, "lost libvirtd (%s); serving %zu domains on, reconnecting",
+		 reason == VIR_CONNECT_CLOSE_REASON_EOF ? "it closed the connection" :
+		 reason == VIR_CONNECT_CLOSE_REASON_KEEPALIVE ? "no keepalive answer" :
+		 "connection error", h->nr_guests);
+	virEventUpdateTimeout(h->reconnect_timer, RECONNECT_MS);
+}
+
+static void disconnect(struct host *h)
+{
+	unsigned int i;
+
+	if (!h->conn)
+		return;
+	for (i = 0; i < sizeof(h->events) / sizeof(h->events[0]); i++)
+		if (h->events[i] >= 0)
+			virConnectDomainEventDeregisterAny(h->conn, h->events[i]);
+	virConnectUnregisterCloseCallback(h->conn, on_close);
+	virConnectClose(h->conn);
+	h->conn = NULL;
+}
+
+/* Follow the domains' events @id with @cb, as callback @i; 0 or -1. */
+static int follow(struct host *h, unsigned int i, int id,
+		  virConnectDomainEventGenericCallback cb)
+{
+	h->events[i] = virConnectDomainEventRegisterAny(h->conn, NULL, id, cb, h, NULL);
+	return h->events[i] < 0 ? -1 : 0;
+}
+
+/*
+ * Connect, follow events, and reconcile what runs with what is served:
+ * domains served that no longer run are let go, running ones not served
+ * are attached.  Returns 0 once connected.
+ */
+static int connect_libvirt(struct host *h)
+{
+	virDomainPtr *doms = NULL;
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(h->events) / sizeof(h->events[0]); i++)
+		h->events[i] = -1;
+	h->conn = virConnectOpenReadOnly(h->o->uri);
+	if (!h->conn) {
+		if (!h->said_unreachable)
+			log_line(LOG_WARNING, "cannot reach libvirt at %s (%s); trying again every %d ms",
+				 h->o->uri, why_libvirt(), RECONNECT_MS);
+		h->said_unreachable = true;
+		return -1;
+	}
+	h->said_unreachable = false;
+	h->lost = false;
+	/* a libvirtd that hangs is found too, not only one that exits */
+	virConnectSetKeepAlive(h->conn, 5, 3);
+	virConnectRegisterCloseCallback(h->conn, on_close, h, NULL);
+	if (follow(h, 0, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle)) ||
+	    follow(h, 1, VIR_DOMAIN_EVENT_ID_REBOOT, VIR_DOMAIN_EVENT_CALLBACK(on_reboot)) ||
+	    follow(h, 2, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, VIR_DOMAIN_EVENT_CALLBACK(on_device)) ||
+	    follow(h, 3, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device)) ||
+	    follow(h, 4, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+		   VIR_DOMAIN_EVENT_CALLBACK(on_metadata))) {
+		log_line(LOG_ERR, "cannot follow libvirt's domain events: %s", why_libvirt());
+		disconnect(h);
+		return -1;
+	}
+	n = virConnectListAllDomains(h->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (n < 0) {
+		log_line(LOG_ERR, "cannot list libvirt's domains: %s", why_libvirt());
+		disconnect(h);
+		return -1;
+	}
+	log_line(LOG_NOTICE, "connected to %s: %d running domains, %zu served already",
+		 h->o->uri, n, h->nr_guests);
+	for (i = 0; i < h->nr_guests; i++)
+		h->guests[i]->seen = false;
+	for (i = 0; i < (size_t)n; i++) {
+		domain_runs(h, doms[i]);
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+	for (i = h->nr_guests; i-- > 0;)
+		if (!h->guests[i]->seen)
+			detach(h, h->guests[i], "it stopped while libvirtd was out of reach");
+	return 0;
+}
+
+static void on_reconnect(int timer, void *opaque)
+{
+	struct host *h = opaque;
+
+	(void)timer;
+	disconnect(h);
+	if (!connect_libvirt(h))
+		virEventUpdateTimeout(h->reconnect_timer, -1);
+}
+
+/* Say when a guest attaches and detaches, at most once a second each. */
+static void report_attach(struct guest *g)
+{
+	int attached = table_attached(&g->svc.t);
+
+	if (attached)
+		g->epoch_used = true;
+	if (attached == g->attached)
+		return;
+	if (attached)
+		log_line(LOG_NOTICE, "domain %s attached", g->d.name);
+	else if (g->attached >= 0)
+		log_line(LOG_NOTICE, "domain %s detached: nothing is given back until it attaches again",
+			 g->d.name);
+	g->attached = attached;
+}
+
+/* Every guest whose pass is due, then sleep until the next is. */
+static void on_pass(int timer, void *opaque)
+{
+	struct host *h = opaque;
+	uint64_t now = now_ns(), next = now + NSEC_PER_SEC;
+	struct giveback_pass done;
+	size_t i;
+
+	for (i = h->nr_guests; i-- > 0;) {
+		struct guest *g = h->guests[i];
+
+		report_attach(g);
+		if (service_due(&g->svc, now) &&
+		    service_pass(&g->svc, now, h->stopping, &done)) {
+			/* its RAM file went away under it, or worse: that guest only */
+			char why[128];
+
+			snprintf(why, sizeof(why), "fallocate(PUNCH_HOLE) failed: %s",
+				 strerror(errno));
+			detach(h, g, why);
+			continue;
+		}
+		if (g->svc.next_pass_ns < next)
+			next = g->svc.next_pass_ns;
+	}
+	virEventUpdateTimeout(timer, next > now ? (int)((next - now + NSEC_PER_MSEC - 1) /
+							  NSEC_PER_MSEC) : 0);
+}
+
+static void on_status(int timer, void *opaque)
+{
+	struct host *h = opaque;
+	size_t i;
+
+	(void)timer;
+	for (i = 0; i < h->nr_guests; i++) {
+		struct guest *g = h->guests[i];
+
+		printf("pagehintd: %s %s: %" PRIu64 " passes, %" PRIu64 " chunks read, %" PRIu64
+		       " dropped, host holds %.1f MiB\n", g->d.name,
+		       table_attached(&g->svc.t) ? "attached" : "waiting", g->svc.passes,
+		       g->svc.chunks_read,
+		       g->svc.t.host.dropped_unused + g->svc.t.host.dropped_volatile,
+		       ram_resident(&g->svc.t) / (double)MiB);
+	}
+	fflush(stdout);
+}
+
+static void on_signal(int watch, int fd, int events, void *opaque)
+{
+	struct host *h = opaque;
+	struct signalfd_siginfo si;
+
+	(void)watch;
+	(void)events;
+	while (read(fd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGHUP)
+			*h->stopping = 1;
+}
+
+int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
+{
+	struct host h = { .o = o, .stopping = stopping, .pass_timer = -1,
+			  .reconnect_timer = -1, .status_timer = -1,
+			  .events = { -1, -1, -1, -1, -1 } };
+	sigset_t signals;
+	int sfd, watch;
+
+	virSetErrorFunc(NULL, quiet);
+	if (virEventRegisterDefaultImpl()) {
+		log_line(LOG_ERR, "cannot start libvirt's event loop: %s", why_libvirt());
+		return 1;
+	}
+	/* the signals come through the event loop, which a handler could not end */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGHUP);
+	sigprocmask(SIG_BLOCK, &signals, NULL);
+	sfd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+	watch = sfd < 0 ? -1 : virEventAddHandle(sfd, VIR_EVENT_HANDLE_READABLE, on_signal, &h,
+						NULL);
+	h.pass_timer = virEventAddTimeout(-1, on_pass, &h, NULL);
+	h.reconnect_timer = virEventAddTimeout(-1, on_reconnect, &h, NULL);
+	if (o->status_ms)
+		h.status_timer = virEventAddTimeout(o->status_ms, on_status, &h, NULL);
+	if (watch < 0 || h.pass_timer < 0 || h.reconnect_timer < 0) {
+		log_line(LOG_ERR, "cannot set up the event loop");
+		return 1;
+	}
+	if (connect_libvirt(&h))
+		virEventUpdateTimeout(h.reconnect_timer, RECONNECT_MS);
+	virEventUpdateTimeout(h.pass_timer, 0);
+	sd_notify(0, "READY=1");
+	while (!*stopping)
+		if (virEventRunDefaultImpl()) {
+			log_line(LOG_ERR, "libvirt's event loop failed: %s", why_libvirt());
+			break;
+		}
+	sd_notify(0, "STOPPING=1");
+	while (h.nr_guests)
+		detach(&h, h.guests[h.nr_guests - 1], "pagehintd stops");
+	free(h.guests);
+	disconnect(&h);
+	virEventRemoveTimeout(h.pass_timer);
+	virEventRemoveTimeout(h.reconnect_timer);
+	if (h.status_timer >= 0)
+		virEventRemoveTimeout(h.status_timer);
+	virEventRemoveHandle(watch);
+	close(sfd);
+	return 0;
+}
