@@ -275,6 +275,12 @@ static enum domxml_verdict read_domain(xmlXPathContextPtr ctx, const struct domx
 		return DOMXML_REFUSE;
 	}
 
+	/* the DAC driver's label: QEMU's user and group, which must open the table */
+	if (xpath_string(ctx, "string(/domain/seclabel[@model='dac']/label)", value,
+			 sizeof(value)) &&
+	    sscanf(value, "+%u:+%u%c", &d->owner_uid, &d->owner_gid, unit) == 2)
+		d->has_owner = true;
+
 	if (d->id >= 0) {
 		const char *dir = conf->memory_backing_dir;
 

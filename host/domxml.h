@@ -44,6 +44,9 @@ struct domxml_domain {
 	uint64_t shmem_bytes;		/* the table file's size, as libvirt makes it */
 	char ram_path[4096];		/* QEMU's pc.ram; empty while not running */
 	char table_path[4096];		/* /dev/shm/<shmem name> */
+	/* whom QEMU runs as: the DAC label "+UID:+GID" libvirt gives a running domain */
+	bool has_owner;
+	unsigned int owner_uid, owner_gid;
 	char why[256];			/* DOMXML_REFUSE, DOMXML_NOT_WIRED: why */
 };
 

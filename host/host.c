@@ -592,12 +592,11 @@ static void on_status(int timer, void *opaque)
 	for (i = 0; i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
 
-		printf("pagehintd: %s %s: %" PRIu64 " passes, %" PRIu64 " chunks read, %" PRIu64
-		       " dropped, host holds %.1f MiB\n", g->d.name,
+		printf("pagehintd: %s %s: %" PRIu64 " passes, %" PRIu64 " chunks read, dropped %"
+		       PRIu64 " unused %" PRIu64 " volatile, host holds %.1f MiB\n", g->d.name,
 		       table_attached(&g->svc.t) ? "attached" : "waiting", g->svc.passes,
-		       g->svc.chunks_read,
-		       g->svc.t.host.dropped_unused + g->svc.t.host.dropped_volatile,
-		       ram_resident(&g->svc.t) / (double)MiB);
+		       g->svc.chunks_read, g->svc.t.host.dropped_unused,
+		       g->svc.t.host.dropped_volatile, ram_resident(&g->svc.t) / (double)MiB);
 	}
 	fflush(stdout);
 }

@@ -33,6 +33,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "domxml.h"
 #include "giveback.h"
 #include "host.h"
 #include "log.h"
@@ -774,6 +775,78 @@ static int cmd_host(const struct options *o)
 	return host_run(&h, &stopping);
 }
 
+/* libvirt hands a hook the domain's XML; one this large is not a domain */
+#define HOOK_MAX_XML	(16 << 20)
+
+/*
+ * libvirt's qemu hook, run as "<hooks>/qemu.d/pagehint NAME OP SUBOP
+ * EXTRA" with the domain's XML on stdin.  At "start begin" libvirt has
+ * labelled the domain's resources and QEMU is not yet running: the time
+ * to make the table a guest's driver finds at boot, owned by whom QEMU
+ * runs as.  Every other call, and every domain not wired for pagehint,
+ * is left alone.  A table that cannot be prepared fails the start (libvirt
+ * shows this message): a guest booted on another domain's table, or on a
+ * stale one, would have its memory given back on that table's word.
+ */
+static int cmd_libvirt_hook(int argc, char **argv)
+{
+	struct domxml_domain d;
+	size_t len = 0, cap = 0;
+	char err[512], *xml = NULL;
+	ssize_t n;
+	int ret = 0;
+
+	if (argc != 4) {
+		log_line(LOG_ERR, "libvirt-hook takes NAME OP SUBOP EXTRA, as libvirt calls hooks");
+		return 2;
+	}
+	/* libvirt writes the XML for every call: read it all, whether used or not */
+	do {
+		if (len == cap) {
+			char *more = cap < HOOK_MAX_XML ? realloc(xml, cap + 65536) : NULL;
+
+			if (!more) {
+				log_line(LOG_ERR, "domain %s: its XML is over %d bytes", argv[0],
+					 HOOK_MAX_XML);
+				free(xml);
+				return 1;
+			}
+			xml = more;
+			cap += 65536;
+		}
+		n = read(STDIN_FILENO, xml + len, cap - len);
+		if (n > 0)
+			len += n;
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0) {
+		log_line(LOG_ERR, "domain %s: cannot read its XML: %s", argv[0], strerror(errno));
+		free(xml);
+		return 1;
+	}
+	if (strcmp(argv[1], "start") || strcmp(argv[2], "begin"))
+		goto out;
+	switch (domxml_read(xml, len, &(struct domxml_conf){ NULL }, &d)) {
+	case DOMXML_NOT_WIRED:
+		break;
+	case DOMXML_REFUSE:
+		log_line(LOG_WARNING, "domain %s: no pagehint table prepared: %s", argv[0], d.why);
+		break;
+	case DOMXML_SERVE:
+		if (table_prepare(d.table_path, d.ram_bytes, d.shmem_bytes,
+				  d.has_owner ? d.owner_uid : (uid_t)-1,
+				  d.has_owner ? d.owner_gid : (gid_t)-1, err, sizeof(err))) {
+			log_line(LOG_ERR, "domain %s: %s", argv[0], err);
+			ret = 1;
+		} else {
+			log_line(LOG_INFO, "domain %s: table %s prepared", argv[0], d.table_path);
+		}
+		break;
+	}
+out:
+	free(xml);
+	return ret;
+}
+
 static int cmd_status(const struct options *o)
 {
 	char err[512];
@@ -863,15 +936,19 @@ static const struct option_doc {
  */
 static const struct command_doc {
 	const char *cmd, *needs, *takes, *help;
+	const char *args;	/* positional arguments, for the synopsis */
 } commands[] = {
 	{ "init", "trm", "f", "create a guest's RAM and table files (0600, never\n"
-			      "through a symbolic link)" },
+			      "through a symbolic link)", NULL },
 	{ "run", "tr", "qpialPRsjnMkTFCS", "serve the guest: give its unused frames back to\n"
-				      "the host until SIGTERM or SIGINT" },
+				      "the host until SIGTERM or SIGINT", NULL },
 	{ "host", "", "cDLialPRsT", "serve every hinted libvirt domain of the host,\n"
-				  "following libvirt's events, until SIGTERM or SIGINT" },
-	{ "status", "tr", "j", "one status report, beside a running daemon" },
-	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs" },
+				  "following libvirt's events, until SIGTERM or SIGINT", NULL },
+	{ "status", "tr", "j", "one status report, beside a running daemon", NULL },
+	{ "libvirt-hook", "", "", "libvirt's qemu hook, the domain's XML on stdin:\n"
+				  "prepares a hinted domain's table before its QEMU\n"
+				  "starts", "NAME OP SUBOP EXTRA" },
+	{ "table-size", "m", "", "the bytes of table a guest of --mem-mib needs", NULL },
 };
 
 #define NR_COMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -932,6 +1009,8 @@ static void synopsis(FILE *f)
 			column = synopsis_option(f, *v, false, column);
 		for (v = commands[i].takes; *v; v++)
 			column = synopsis_option(f, *v, true, column);
+		if (commands[i].args)
+			fprintf(f, " %s", commands[i].args);
 		fprintf(f, "\n");
 	}
 	fprintf(f, "       pagehintd --help | --version\n");
@@ -1043,6 +1122,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(cmd, "libvirt-hook"))
+		return cmd_libvirt_hook(argc - 2, argv + 2);
 	optind = 2;
 	/* our messages, with a priority, instead of getopt's */
 	opterr = 0;

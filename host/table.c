@@ -430,8 +430,8 @@ static int write_header(int fd, const char *path, uint64_t ram_size, size_t size
 	return 0;
 }
 
-int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
-		  size_t errlen)
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t uid, gid_t gid,
+		  char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
 	struct stat st;
@@ -468,6 +468,11 @@ int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char 
 		goto out;
 	}
 	ret = write_header(fd, path, ram_size, size, err, errlen);
+	if (!ret && fchown(fd, uid, gid)) {
+		fail("cannot give table file %s to %d:%d, whom QEMU runs as: %s", path, (int)uid,
+		     (int)gid, strerror(errno));
+		ret = -1;
+	}
 out:
 	close(fd);
 	return ret;

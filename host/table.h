@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/pagehint.h>
 
 struct table {
@@ -73,9 +74,10 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
  * of another size): created if it is not there, every state STABLE, a
  * new epoch, before the guest boots.  Not a file a daemon holds (another
  * domain's table), nor one of another size, nor through a symbolic link.
+ * It is given to @uid:@gid, whom QEMU runs as ((uid_t)-1, (gid_t)-1: kept).
  */
-int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, char *err,
-		  size_t errlen);
+int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t uid, gid_t gid,
+		  char *err, size_t errlen);
 int table_open(struct table *t, const char *table_path, const char *ram_path,
 	       char *err, size_t errlen);
 /*

@@ -114,6 +114,59 @@ static void test_ram_paths(void **state)
 	free(xml);
 }
 
+/* @xml with @add put before its </domain>; free() it */
+static char *with(const char *xml, const char *add)
+{
+	const char *end = strstr(xml, "</domain>");
+	char *out;
+
+	assert_non_null(end);
+	assert_true(asprintf(&out, "%.*s%s%s", (int)(end - xml), xml, add, end) > 0);
+	return out;
+}
+
+/*
+ * Whom QEMU runs as, for the hook to give the table to: the DAC label of
+ * a running domain's XML (libvirt 9.0 writes "+UID:+GID"), nothing else.
+ */
+static void test_owner(void **state)
+{
+	static const struct {
+		const char *seclabel;
+		bool has_owner;
+		unsigned int uid, gid;
+	} cases[] = {
+		{ "", false, 0, 0 },
+		{ "<seclabel type='dynamic' model='dac' relabel='yes'><label>+64055:+108</label>"
+		  "<imagelabel>+64055:+108</imagelabel></seclabel>", true, 64055, 108 },
+		{ "<seclabel type='dynamic' model='selinux' relabel='yes'>"
+		  "<label>system_u:system_r:svirt_t:s0:c1,c2</label></seclabel>", false, 0, 0 },
+		{ "<seclabel type='static' model='dac'><label>qemu:kvm</label></seclabel>",
+		  false, 0, 0 },
+		{ "<seclabel type='dynamic' model='dac'><label>+1:+2x</label></seclabel>",
+		  false, 0, 0 },
+	};
+	struct domxml_domain d;
+	char *xml = fixture("wired", 3), *labelled;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		labelled = with(xml, cases[i].seclabel);
+		assert_int_equal(domxml_read(labelled, strlen(labelled), &default_conf, &d),
+				 DOMXML_SERVE);
+		if (d.has_owner != cases[i].has_owner)
+			fail_msg("case %u: has_owner %d, wanted %d", i, d.has_owner,
+				 cases[i].has_owner);
+		if (d.has_owner) {
+			assert_int_equal(d.owner_uid, cases[i].uid);
+			assert_int_equal(d.owner_gid, cases[i].gid);
+		}
+		free(labelled);
+	}
+	free(xml);
+}
+
 static void test_sizes(void **state)
 {
 	struct domxml_domain d;
@@ -262,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wired),
 		cmocka_unit_test(test_ram_paths),
+		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_not_xml),

@@ -194,7 +194,7 @@ static void test_prepare_table(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 256 * MiB), 0);
 	close(fd);
-	if (table_prepare(table, 256 * MiB, MiB, err, sizeof(err)))
+	if (table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)))
 		fail_msg("prepare: %s", err);
 	assert_int_equal(stat(table, &st), 0);
 	assert_int_equal(st.st_size, MiB);
@@ -207,25 +207,25 @@ static void test_prepare_table(void **state)
 	t.states[7] = PAGEHINT_UNUSED;
 	t.hdr->guest_epoch = t.hdr->host_epoch;
 	epoch = t.hdr->host_epoch;
-	assert_int_equal(table_prepare(table, 256 * MiB, MiB, err, sizeof(err)), -1);
+	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
 	if (!strstr(err, "in use by a running pagehintd"))
 		fail_msg("a table a daemon holds prepared again, or refused with \"%s\"", err);
 	assert_int_equal(t.states[7], PAGEHINT_UNUSED);
 	table_close(&t);
 	/* the next boot's: all stable, a new epoch, nobody attached */
-	assert_int_equal(table_prepare(table, 256 * MiB, MiB, err, sizeof(err)), 0);
+	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), 0);
 	assert_int_equal(table_open_for_qemu(&t, table, ram, err, sizeof(err)), 0);
 	assert_int_equal(t.states[7], PAGEHINT_STABLE);
 	assert_true(t.hdr->host_epoch != epoch);
 	assert_false(table_attached(&t));
 	table_close(&t);
 	/* QEMU refuses a file of another size than its device: so does prepare */
-	assert_int_equal(table_prepare(table, 256 * MiB, 2 * MiB, err, sizeof(err)), -1);
+	assert_int_equal(table_prepare(table, 256 * MiB, 2 * MiB, -1, -1, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not the 2097152 of its device"));
-	assert_int_equal(table_prepare(table, 8192 * MiB, MiB, err, sizeof(err)), -1);
+	assert_int_equal(table_prepare(table, 8192 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot hold the 4194304-byte table"));
 	assert_int_equal(symlink(table, link), 0);
-	assert_int_equal(table_prepare(link, 256 * MiB, MiB, err, sizeof(err)), -1);
+	assert_int_equal(table_prepare(link, 256 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
 	unlink(link);
 	unlink(table);
 	unlink(ram);
