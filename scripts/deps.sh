@@ -25,7 +25,8 @@ host_test=(
 	git			# host/tests/check-header.sh rebuilds the table format from kernel/patches
 	mandoc groff-base	# host/tests/check-man.sh lints pagehintd(8)
 	systemd			# host/tests/check-install.sh: systemd-analyze verify of the unit
-	libvirt-daemon libvirt-daemon-driver-qemu	# test_host starts a private libvirtd
+	libvirt-daemon libvirt-daemon-driver-qemu	# test_host and the libvirt stage start a private libvirtd
+	libvirt-clients		# virsh: the libvirt stage defines and drives its domains
 	# and promtool (test_metrics), below
 )
 guest=(

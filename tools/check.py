@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestlog  # noqa: E402
+import libvirt_check  # noqa: E402
 import vm  # noqa: E402
 
 TOP = vm.TOP
@@ -1503,8 +1504,10 @@ def report(results):
     return 1 if failed else 0
 
 
-STAGES = (stage_host, stage_series, stage_guest, stage_hinting, stage_selftests_mm,
-          stage_s390, stage_selftest)
+stage_libvirt = libvirt_check.stage_libvirt
+
+STAGES = (stage_host, stage_series, stage_guest, stage_hinting, stage_libvirt,
+          stage_selftests_mm, stage_s390, stage_selftest)
 
 
 def main():

@@ -1,0 +1,382 @@
+# SPDX-License-Identifier: GPL-2.0
+"""pagehintd host against Debian's libvirtd, with domains started the way
+operators start them: defined from the README's XML, prepared by the
+pagehint hook, served by one daemon.
+
+libvirtd runs in a mount namespace of its own, where its /etc/libvirt,
+/run/libvirt, /var/lib/libvirt, /var/cache/libvirt and /var/log/libvirt
+are directories of the test (under /dev/shm): a private configuration
+(qemu.conf, the hook) and private state, so that the machine's own
+libvirt, if it has one, is neither used nor touched.  pagehintd and virsh
+run in that namespace too, with libvirt's default URI and paths, as on a
+host.  At the end (Ctrl-C too) every process of the namespace is killed.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import guestlog
+import vm
+
+# libvirt's directories, and what this test puts behind each
+PRIVATE_DIRS = {'/etc/libvirt': 'etc', '/run/libvirt': 'run', '/var/lib/libvirt': 'lib',
+                '/var/cache/libvirt': 'cache', '/var/log/libvirt': 'log'}
+
+QEMU_CONF = '''# pagehint's libvirt checks (tools/libvirt_check.py)
+memory_backing_dir = "{ram}"
+# no virtlogd: QEMU's serial files are written by QEMU itself
+stdio_handler = "file"
+# the test's files belong to root; no namespace of libvirt's own for QEMU
+user = "root"
+group = "root"
+dynamic_ownership = 0
+security_driver = "none"
+namespaces = [ ]
+'''
+
+LIBVIRTD_CONF = '''# pagehint's libvirt checks: root only, through the private socket
+unix_sock_group = "root"
+unix_sock_ro_perms = "0700"
+unix_sock_rw_perms = "0700"
+auth_unix_ro = "none"
+auth_unix_rw = "none"
+log_outputs = "3:file:/var/log/libvirt/libvirtd.log"
+'''
+
+# The README's domain (section "pagehint under libvirt"), and what a test
+# guest needs besides: its kernel and plan, its serial ports, its disks.
+DOMAIN_XML = '''<domain type='qemu'>
+  <name>{name}</name>
+  <metadata>
+    <pagehint:pagehint xmlns:pagehint="urn:x-pagehint:libvirt:1" target_mib="none"
+                       policy="immediate"/>
+  </metadata>
+  <memory unit='MiB'>{mem_mib}</memory>
+  <memoryBacking>
+    <source type='file'/>
+    <access mode='shared'/>
+  </memoryBacking>
+  <vcpu>2</vcpu>
+  <cpu mode='maximum'/>
+  <os>
+    <type arch='x86_64' machine='q35'>hvm</type>
+    <kernel>{kernel}</kernel>
+    <initrd>{initrd}</initrd>
+    <cmdline>console=ttyS0 panic=-1 plan={plan} kunit.enable=0 debug_pagealloc=on</cmdline>
+  </os>
+  <features><acpi/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>restart</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <disk type='file' device='disk'>
+      <driver name='qemu' type='raw'/>
+      <source file='{dir}/data.img'/>
+      <target dev='vda' bus='virtio'/>
+    </disk>
+    <serial type='file'><source path='{dir}/console.log'/><target port='0'/></serial>
+    <serial type='file'><source path='{dir}/tap.log'/><target port='1'/></serial>
+    <serial type='pipe'><source path='{dir}/host'/><target port='2'/></serial>
+    <shmem name='{table}'>
+      <model type='ivshmem-plain'/>
+      <size unit='M'>{shmem_mib}</size>
+    </shmem>
+    <controller type='usb' model='none'/>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+'''
+
+# how long a check waits for what must happen before it calls it missing
+MISSING_AFTER_S = 300
+
+
+def wait_for(pred, timeout, step=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(step)
+    return None
+
+
+def read(path):
+    try:
+        with open(path, errors='replace') as f:
+            return f.read()
+    except FileNotFoundError:
+        return ''
+
+
+class Libvirt:
+    """A private libvirtd, its hook and its domains; pagehintd host."""
+
+    def __init__(self):
+        self.base = '/dev/shm/pagehint-lv-%d' % os.getpid()
+        self.holder = None      # a process that holds the namespace
+        self.libvirtd = None
+        self.daemon = None
+        self.log_dir = os.path.join(vm.BUILD, 'logs', 'libvirt')
+
+    def path(self, *names):
+        return os.path.join(self.base, *names)
+
+    def ns(self, argv, **kw):
+        """ARGV in libvirt's namespace."""
+        return ['nsenter', '-t', str(self.holder.pid), '-m', '--'] + list(argv)
+
+    def start(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+        for d in list(PRIVATE_DIRS.values()) + ['ram', 'guests']:
+            os.makedirs(self.path(d))
+        os.makedirs(self.path('etc', 'hooks', 'qemu.d'))
+        with open(self.path('etc', 'qemu.conf'), 'w') as f:
+            f.write(QEMU_CONF.format(ram=self.path('ram')))
+        with open(self.path('etc', 'libvirtd.conf'), 'w') as f:
+            f.write(LIBVIRTD_CONF)
+        # the hook as "make install" puts it, with the binary of this build
+        hook = self.path('etc', 'hooks', 'qemu.d', 'pagehint')
+        with open(os.path.join(vm.TOP, 'host', 'pagehint-hook.in')) as f:
+            text = f.read().replace('@PAGEHINTD@', vm.PAGEHINTD)
+        with open(hook, 'w') as f:
+            f.write(text)
+        os.chmod(hook, 0o755)
+        mounts = ' && '.join('mkdir -p %s && mount --bind %s %s' % (target, self.path(d), target)
+                             for target, d in PRIVATE_DIRS.items())
+        self.holder = subprocess.Popen(
+            ['unshare', '-m', '--propagation', 'private', 'sh', '-c',
+             mounts + ' && exec sleep infinity'],
+            stdin=subprocess.DEVNULL, preexec_fn=vm.die_with_parent)
+        if not wait_for(lambda: os.path.ismount('/proc/%d/root/run/libvirt' % self.holder.pid)
+                        or self.holder.poll() is not None, 30) or self.holder.poll() is not None:
+            raise OSError('the namespace for libvirtd did not come up')
+        self.start_libvirtd()
+
+    def start_libvirtd(self):
+        self.libvirtd = subprocess.Popen(
+            self.ns(['libvirtd', '--pid-file', '/run/libvirt/libvirtd.pid']),
+            stdin=subprocess.DEVNULL, stdout=open(self.path('libvirtd.out'), 'a'),
+            stderr=subprocess.STDOUT, preexec_fn=vm.die_with_parent)
+        sock = self.path('run', 'libvirt-sock')
+        if not wait_for(lambda: (os.path.exists(sock) and self.virsh('uri', check=False)
+                                 .returncode == 0) or self.libvirtd.poll() is not None, 60) \
+                or self.libvirtd.poll() is not None:
+            raise OSError('libvirtd did not start: %s' % read(self.path('libvirtd.out'))[-500:])
+
+    def stop_libvirtd(self):
+        self.libvirtd.send_signal(signal.SIGTERM)
+        try:
+            self.libvirtd.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.libvirtd.kill()
+            self.libvirtd.wait()
+        # libvirtd leaves its socket behind when killed; a new one replaces it
+        try:
+            os.unlink(self.path('run', 'libvirt-sock'))
+        except FileNotFoundError:
+            pass
+
+    def virsh(self, *args, check=True, stdin=None):
+        p = subprocess.run(self.ns(['virsh', '-q', '-c', 'qemu:///system'] + list(args)),
+                           input=stdin, capture_output=True, text=True, timeout=120)
+        if check and p.returncode:
+            raise OSError('virsh %s: %s' % (' '.join(args), (p.stderr or p.stdout).strip()))
+        return p
+
+    def start_daemon(self):
+        self.daemon = subprocess.Popen(
+            self.ns([vm.PAGEHINTD, 'host', '--memory-backing-dir', self.path('ram'),
+                     '--status-ms', '500']),
+            stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.out'), 'a'),
+            stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=vm.die_with_parent)
+
+    def daemon_log(self):
+        return read(self.path('pagehintd.log'))
+
+    def status(self, name):
+        """The daemon's last status line for domain NAME, as numbers."""
+        pat = re.compile(r'^pagehintd: %s (attached|waiting): (\d+) passes, (\d+) chunks read, '
+                         r'dropped (\d+) unused (\d+) volatile, host holds ([\d.]+) MiB$'
+                         % re.escape(name), re.M)
+        found = pat.findall(read(self.path('pagehintd.out')))
+        if not found:
+            return None
+        state, passes, chunks, unused, volatile, holds = found[-1]
+        return {'attached': state == 'attached', 'unused': int(unused),
+                'volatile': int(volatile), 'holds_mib': float(holds)}
+
+    def define(self, name, mem_mib, plan='libvirt', shmem_mib=1, table=None):
+        d = self.path('guests', name)
+        os.makedirs(d)
+        disks = os.path.join(vm.BUILD, 'disks')
+        subprocess.run(['cp', '--sparse=always', os.path.join(disks, 'data.img'),
+                        os.path.join(d, 'data.img')], check=True)
+        for end in ('host.in', 'host.out'):
+            os.mkfifo(os.path.join(d, end), 0o600)
+        xml = DOMAIN_XML.format(name=name, mem_mib=mem_mib, plan=plan, dir=d,
+                                table=table or 'pagehint-%s' % name, shmem_mib=shmem_mib,
+                                kernel=vm.kernel_image('debug'), initrd=vm.initramfs('debug'))
+        with open(os.path.join(d, 'domain.xml'), 'w') as f:
+            f.write(xml)
+        self.virsh('define', os.path.join(d, 'domain.xml'))
+        return Domain(self, name, d, mem_mib)
+
+    def stop(self):
+        """Everything of the namespace ends, whatever state it is in."""
+        if not self.holder:
+            return
+        try:
+            ns = os.readlink('/proc/%d/ns/mnt' % self.holder.pid)
+        except OSError:
+            ns = None
+        if self.libvirtd and self.libvirtd.poll() is None:
+            for name in self.virsh('list', '--name', check=False).stdout.split():
+                self.virsh('destroy', name, check=False)
+        for p in (self.daemon, self.libvirtd):
+            if p and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if ns:
+            for pid in os.listdir('/proc'):
+                try:
+                    if pid.isdigit() and int(pid) != self.holder.pid and \
+                            os.readlink('/proc/%s/ns/mnt' % pid) == ns:
+                        os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        self.holder.kill()
+        self.holder.wait()
+        self.keep_logs()
+        for name in os.listdir('/dev/shm'):
+            if name.startswith('pagehint-lv%d-' % os.getpid()):
+                os.unlink(os.path.join('/dev/shm', name))
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def keep_logs(self):
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+        os.makedirs(self.log_dir)
+        for rel in ('pagehintd.log', 'pagehintd.out', 'libvirtd.out', 'log/libvirtd.log'):
+            if os.path.exists(self.path(rel)):
+                shutil.copy(self.path(rel), os.path.join(self.log_dir, rel.replace('/', '-')))
+        guests = self.path('guests')
+        for name in os.listdir(guests) if os.path.isdir(guests) else ():
+            for f in ('console.log', 'tap.log', 'domain.xml'):
+                src = os.path.join(guests, name, f)
+                if os.path.exists(src):
+                    shutil.copy(src, os.path.join(self.log_dir, '%s-%s' % (name, f)))
+            log = self.path('log', 'qemu', name + '.log')
+            if os.path.exists(log):
+                shutil.copy(log, os.path.join(self.log_dir, name + '-qemu.log'))
+
+
+class Domain:
+    def __init__(self, lv, name, run_dir, mem_mib):
+        self.lv, self.name, self.run_dir, self.mem_mib = lv, name, run_dir, mem_mib
+        self.started = None
+
+    def start(self):
+        self.started = time.monotonic()
+        self.lv.virsh('start', self.name)
+
+    def tap(self):
+        return read(os.path.join(self.run_dir, 'tap.log'))
+
+    def said(self, line, times=1):
+        return self.tap().count(line + '\n') >= times
+
+    def tell(self, word):
+        fd = os.open(os.path.join(self.run_dir, 'host.in'), os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, (word + '\n').encode())
+        finally:
+            os.close(fd)
+
+    def state(self):
+        return self.lv.virsh('domstate', self.name, check=False).stdout.strip()
+
+    def result(self, status='exited'):
+        """The boot as guestlog reads one: the plan's results, the console."""
+        return vm.Result(status, self.run_dir, time.monotonic() - self.started, 0, 'libvirt',
+                         False)
+
+
+def check(results, name, passed, why=''):
+    results.append(('libvirt: ' + name, bool(passed), why))
+    return passed
+
+
+def hold_and_look(lv, dom, results, boot=1):
+    """The guest freed 128 MiB and waits (mark: host may look): the daemon
+    must have given its unused frames back, the RAM file's blocks too."""
+    name = '%s: the memory it freed leaves the host' % dom.name
+    if boot > 1:
+        name += ' (boot %d)' % boot
+    if not wait_for(lambda: dom.said('mark: host may look', boot), MISSING_AFTER_S):
+        return check(results, name, False, 'the guest never freed its memory (no mark)')
+    status = wait_for(lambda: (lambda s: s if s and s['attached'] and
+                               s['holds_mib'] < dom.mem_mib / 2 else None)(lv.status(dom.name)),
+                      MISSING_AFTER_S)
+    last = lv.status(dom.name)
+    check(results, name, status,
+          'host holds %.1f of %d MiB, %d unused frames dropped' %
+          ((status or last)['holds_mib'], dom.mem_mib, (status or last)['unused'])
+          if (status or last) else 'no status line for the domain: not served')
+    dom.tell('looked')
+    return status
+
+
+def stage_libvirt():
+    results = []
+    lv = Libvirt()
+    try:
+        lv.start()
+        check(results, 'a private libvirtd answers', True,
+              lv.virsh('version').stdout.strip().splitlines()[-1])
+        before = lv.define('lv%d-before' % os.getpid(), 256)
+        before.start()
+        table = '/dev/shm/pagehint-%s' % before.name
+        check(results, 'the hook prepared the table of a domain before its QEMU started',
+              os.path.getsize(table) == 1 << 20 if os.path.exists(table) else False,
+              '%s: %s' % (table, '%d bytes' % os.path.getsize(table)
+                          if os.path.exists(table) else 'missing'))
+        # started before the daemon, served alike
+        wait_for(lambda: before.said('mark: host may look'), MISSING_AFTER_S)
+        lv.start_daemon()
+        served = wait_for(lambda: re.search(r'domain %s \(.*\): serving' % before.name,
+                                            lv.daemon_log()), 60)
+        check(results, 'a domain started before the daemon is served', served,
+              served.group(0) if served else 'the daemon said: ' + lv.daemon_log()[-400:])
+        hold_and_look(lv, before, results)
+
+        after = lv.define('lv%d-after' % os.getpid(), 2048)
+        after.start()
+        served = wait_for(lambda: re.search(r'domain %s \(.*\): serving' % after.name,
+                                            lv.daemon_log()), 60)
+        check(results, 'a 2 GiB domain started after the daemon is served', served,
+              served.group(0) if served else 'the daemon said: ' + lv.daemon_log()[-400:])
+        hold_and_look(lv, after, results)
+
+        for dom in (before, after):
+            ended = wait_for(lambda: dom.state() == 'shut off', MISSING_AFTER_S)
+            check(results, '%s ran its plan and powered off' % dom.name, ended,
+                  'still %s' % dom.state())
+            results += guestlog.evaluate(dom.result(), 'libvirt ' + dom.name, attached=True)
+            gone = wait_for(lambda: re.search(r'domain %s: no longer served' % dom.name,
+                                              lv.daemon_log()), 60)
+            check(results, 'the daemon lets %s go when it stops' % dom.name, gone,
+                  gone.group(0) if gone else 'it never said so')
+    except (OSError, subprocess.SubprocessError) as e:
+        check(results, 'the checks ran to their end', False, 'they broke off: %s' % e)
+    finally:
+        lv.stop()
+    return results
