@@ -10,11 +10,13 @@
  * frame out of the RAM file cannot race with the guest reusing it.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -430,12 +432,52 @@ static int write_header(int fd, const char *path, uint64_t ram_size, size_t size
 	return 0;
 }
 
+/*
+ * The first process that maps the file @st is of (proc(5): "start-end
+ * perms offset major:minor inode path" in /proc/PID/maps), 0 if none.
+ * Processes that vanish meanwhile, or whose maps cannot be read, are
+ * passed over.
+ */
+static pid_t mapped_by(const struct stat *st)
+{
+	char path[32 + sizeof(((struct dirent *)0)->d_name)], *line = NULL;
+	struct dirent *de;
+	size_t len = 0;
+	pid_t pid = 0;
+	DIR *proc;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (!pid && (de = readdir(proc))) {
+		unsigned int major, minor;
+		unsigned long long ino;
+		FILE *maps;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
+		maps = fopen(path, "re");
+		if (!maps)
+			continue;
+		while (!pid && getline(&line, &len, maps) > 0)
+			if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &ino) == 3 &&
+			    makedev(major, minor) == st->st_dev && ino == st->st_ino)
+				pid = atoi(de->d_name);
+		fclose(maps);
+	}
+	free(line);
+	closedir(proc);
+	return pid;
+}
+
 int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t uid, gid_t gid,
 		  char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
 	struct stat st;
 	int fd, ret = -1;
+	pid_t user;
 
 	if (!size)
 		return fail("guest RAM size %llu is not a positive multiple of 4 KiB",
@@ -449,6 +491,26 @@ int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t
 	/* a table a daemon serves belongs to a running guest: not to be voided */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		fail("table file %s is not a regular file with one name", path);
+		goto out;
+	}
+	/*
+	 * A running guest's table, whether a daemon serves it or not: a
+	 * domain cloned with its <shmem> name, started beside the original
+	 */
+	user = mapped_by(&st);
+	if (user) {
+		char comm[64] = "", where[48];
+		FILE *f;
+
+		snprintf(where, sizeof(where), "/proc/%d/comm", (int)user);
+		f = fopen(where, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		fail("table file %s is mapped by process %d (%s): another domain's table? give each domain a <shmem> name of its own",
+		     path, (int)user, comm);
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {

@@ -178,6 +178,49 @@ static void test_only_the_files_qemu_maps(void **state)
  * libvirt's size, every state stable and a new epoch each time, and never
  * a table a running daemon holds (two domains naming one <shmem>).
  */
+/*
+ * A child maps @table, as a running QEMU does, and holds no lock on it:
+ * preparing it is refused with the child's pid, and the table is left as
+ * it was.
+ */
+static void refused_while_mapped(const char *table)
+{
+	int ready[2], fd = open(table, O_RDWR);
+	char err[512], want[64], c;
+	struct stat before, after;
+	pid_t child;
+	int ret;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		close(fd);
+		if (p == MAP_FAILED || write(ready[1], "m", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	assert_int_equal(stat(table, &before), 0);
+	ret = table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err));
+	/* the child goes before any check can end the test */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	snprintf(want, sizeof(want), "is mapped by process %d ", (int)child);
+	if (ret != -1 || !strstr(err, want))
+		fail_msg("a table another process maps: wanted \"%s\", got %d \"%s\"", want, ret,
+			 ret ? err : "");
+	assert_int_equal(stat(table, &after), 0);
+	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+}
+
 static void test_prepare_table(void **state)
 {
 	char table[128], ram[128], link[128], err[512];
@@ -208,10 +251,12 @@ static void test_prepare_table(void **state)
 	t.hdr->guest_epoch = t.hdr->host_epoch;
 	epoch = t.hdr->host_epoch;
 	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
-	if (!strstr(err, "in use by a running pagehintd"))
+	if (!strstr(err, "is mapped by process") && !strstr(err, "in use by a running pagehintd"))
 		fail_msg("a table a daemon holds prepared again, or refused with \"%s\"", err);
 	assert_int_equal(t.states[7], PAGEHINT_UNUSED);
 	table_close(&t);
+	/* mapped by another process that holds no lock: a cloned domain's QEMU */
+	refused_while_mapped(table);
 	/* the next boot's: all stable, a new epoch, nobody attached */
 	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), 0);
 	assert_int_equal(table_open_for_qemu(&t, table, ram, err, sizeof(err)), 0);
