@@ -315,8 +315,8 @@ def check(results, name, passed, why=''):
     return passed
 
 
-def hold_and_look(lv, dom, results, boot=1):
-    """The guest freed 128 MiB and waits (mark: host may look): the daemon
+def hold_and_look(lv, dom, results, boot=1, tell=True):
+    """The guest freed 128 MiB and holds (mark: host may look): the daemon
     must have given its unused frames back, the RAM file's blocks too."""
     name = '%s: the memory it freed leaves the host' % dom.name
     if boot > 1:
@@ -326,55 +326,157 @@ def hold_and_look(lv, dom, results, boot=1):
     status = wait_for(lambda: (lambda s: s if s and s['attached'] and
                                s['holds_mib'] < dom.mem_mib / 2 else None)(lv.status(dom.name)),
                       MISSING_AFTER_S)
-    last = lv.status(dom.name)
+    last = status or lv.status(dom.name)
     check(results, name, status,
           'host holds %.1f of %d MiB, %d unused frames dropped' %
-          ((status or last)['holds_mib'], dom.mem_mib, (status or last)['unused'])
-          if (status or last) else 'no status line for the domain: not served')
-    dom.tell('looked')
+          (last['holds_mib'], dom.mem_mib, last['unused'])
+          if last else 'no status line for the domain: not served')
+    if tell:
+        dom.tell('looked')
     return status
+
+
+def said(lv, pattern, timeout=60):
+    """The daemon's log line that matches PATTERN (a regex), once it says it."""
+    return wait_for(lambda: re.search(pattern, lv.daemon_log(), re.M), timeout)
+
+
+def check_said(lv, results, name, pattern, timeout=60):
+    m = said(lv, pattern, timeout)
+    return check(results, name, m, m.group(0) if m else
+                 'the daemon never said /%s/; it said: %s' % (pattern, lv.daemon_log()[-600:]))
+
+
+def check_served(lv, results, name, dom):
+    check_said(lv, results, name, r'^pagehintd: domain %s \(.*\): serving, .*$'
+               % re.escape(dom.name))
+
+
+# Metadata the daemon must log and ignore: (XML, why it says)
+BAD_METADATA = [
+    ('<pagehint target_mib="lots"/>',
+     "target_mib='lots' is not a decimal number of MiB or \"none\""),
+    ('<pagehint target_mib="-5"/>',
+     "target_mib='-5' is not a decimal number of MiB or \"none\""),
+    ('<pagehint target_mib="99999999999"/>', "target_mib='99999999999' is over 16777216 MiB"),
+    ('<pagehint target_mib="8" policy="immediate"><limit/></pagehint>',
+     'unknown element <limit> in the pagehint metadata'),
+    ('<pagehint target_mib="8" colour="red"/>', 'unknown attribute colour in the pagehint metadata'),
+]
+
+
+def set_metadata(lv, dom, xml):
+    lv.virsh('metadata', dom.name, 'urn:x-pagehint:libvirt:1', '--key', 'pagehint',
+             '--set', xml, '--live')
+
+
+def target_through_metadata(lv, dom, results):
+    """The guest read its files and holds: a target set live through the
+    domain's metadata makes its clean cache volatile and the host drops
+    it; metadata that is not a target is logged and ignored."""
+    cached = wait_for(lambda: dom.said('mark: cached'), MISSING_AFTER_S)
+    if not check(results, '%s read its files' % dom.name, cached, '' if cached else 'no mark'):
+        return
+    set_metadata(lv, dom, '<pagehint target_mib="32" policy="immediate"/>')
+    check_said(lv, results, 'a target set live through the metadata is taken',
+               r'^pagehintd: domain %s: target 32 MiB$' % re.escape(dom.name))
+    dropped = wait_for(lambda: (lambda s: s if s and s['volatile'] else None)(
+        lv.status(dom.name)), MISSING_AFTER_S)
+    check(results, '%s: under the target, the host drops its clean cache' % dom.name, dropped,
+          '%d volatile frames dropped' % dropped['volatile'] if dropped else
+          'none dropped: %s' % lv.status(dom.name))
+    for xml, why in BAD_METADATA:
+        set_metadata(lv, dom, xml)
+        check_said(lv, results, 'bad metadata %s is logged and ignored' % xml,
+                   r'^pagehintd: domain %s: pagehint metadata ignored: %s; target stays 32 MiB$'
+                   % (re.escape(dom.name), re.escape(why)))
+    dom.tell('dropped')
 
 
 def stage_libvirt():
     results = []
     lv = Libvirt()
+    tag = 'lv%d' % os.getpid()
     try:
         lv.start()
         check(results, 'a private libvirtd answers', True,
               lv.virsh('version').stdout.strip().splitlines()[-1])
-        before = lv.define('lv%d-before' % os.getpid(), 256)
+        before = lv.define(tag + '-before', 256)
         before.start()
         table = '/dev/shm/pagehint-%s' % before.name
+        size = os.path.getsize(table) if os.path.exists(table) else None
         check(results, 'the hook prepared the table of a domain before its QEMU started',
-              os.path.getsize(table) == 1 << 20 if os.path.exists(table) else False,
-              '%s: %s' % (table, '%d bytes' % os.path.getsize(table)
-                          if os.path.exists(table) else 'missing'))
+              size == 1 << 20, '%s: %s' % (table, '%d bytes' % size if size else 'missing'))
+
         # started before the daemon, served alike
         wait_for(lambda: before.said('mark: host may look'), MISSING_AFTER_S)
         lv.start_daemon()
-        served = wait_for(lambda: re.search(r'domain %s \(.*\): serving' % before.name,
-                                            lv.daemon_log()), 60)
-        check(results, 'a domain started before the daemon is served', served,
-              served.group(0) if served else 'the daemon said: ' + lv.daemon_log()[-400:])
-        hold_and_look(lv, before, results)
+        check_served(lv, results, 'a domain started before the daemon is served', before)
+        hold_and_look(lv, before, results, tell=False)
 
-        after = lv.define('lv%d-after' % os.getpid(), 2048)
+        after = lv.define(tag + '-after', 2048, plan='libvirt-reboot')
         after.start()
-        served = wait_for(lambda: re.search(r'domain %s \(.*\): serving' % after.name,
-                                            lv.daemon_log()), 60)
-        check(results, 'a 2 GiB domain started after the daemon is served', served,
-              served.group(0) if served else 'the daemon said: ' + lv.daemon_log()[-400:])
+        check_served(lv, results, 'a 2 GiB domain started after the daemon is served', after)
         hold_and_look(lv, after, results)
+        check_said(lv, results, 'a guest that reboots itself gets a new table epoch',
+                   r'^pagehintd: domain %s reboots: new table epoch$' % re.escape(after.name),
+                   MISSING_AFTER_S)
+        hold_and_look(lv, after, results, boot=2, tell=False)
 
-        for dom in (before, after):
-            ended = wait_for(lambda: dom.state() == 'shut off', MISSING_AFTER_S)
-            check(results, '%s ran its plan and powered off' % dom.name, ended,
-                  'still %s' % dom.state())
-            results += guestlog.evaluate(dom.result(), 'libvirt ' + dom.name, attached=True)
-            gone = wait_for(lambda: re.search(r'domain %s: no longer served' % dom.name,
-                                              lv.daemon_log()), 60)
-            check(results, 'the daemon lets %s go when it stops' % dom.name, gone,
-                  gone.group(0) if gone else 'it never said so')
+        lv.virsh('suspend', before.name)
+        check_said(lv, results, 'a paused domain is seen paused',
+                   r'^pagehintd: domain %s paused$' % re.escape(before.name))
+        lv.virsh('resume', before.name)
+        check_said(lv, results, 'a resumed domain is seen running again',
+                   r'^pagehintd: domain %s runs again$' % re.escape(before.name))
+
+        lv.stop_libvirtd()
+        check_said(lv, results, 'the daemon serves on when libvirtd goes away',
+                   r'^pagehintd: lost libvirtd .*; serving 2 domains on, reconnecting$')
+        lv.start_libvirtd()
+        check_said(lv, results, 'the daemon reconnects to a new libvirtd and keeps its domains',
+                   r'^pagehintd: connected to qemu:///system: 2 running domains, '
+                   r'2 served already$', MISSING_AFTER_S)
+
+        # virt-clone keeps the <shmem> name: the clone must not boot on it
+        clone = lv.define(tag + '-clone', 256, table='pagehint-%s' % before.name)
+        p = lv.virsh('start', clone.name, check=False)
+        check(results, 'a clone of a running domain, with its table, is refused at start',
+              p.returncode and 'is mapped by process' in p.stderr and
+              'give each domain a <shmem> name of its own' in p.stderr,
+              p.stderr.strip()[-300:] if p.returncode else 'it started')
+
+        before.tell('looked')
+        target_through_metadata(lv, before, results)
+
+        lv.virsh('destroy', after.name)
+        check_said(lv, results, 'a destroyed domain is no longer served',
+                   r'^pagehintd: domain %s: no longer served: it stopped$'
+                   % re.escape(after.name))
+        # destroyed in the middle of its plan: what it said so far
+        tap, console = after.tap(), read(os.path.join(after.run_dir, 'console.log'))
+        results += guestlog.guest_tests(tap)
+        check(results, '%s attached in each boot' % after.name,
+              console.count(guestlog.ATTACHED) == 2,
+              '"%s" %d times' % (guestlog.ATTACHED, console.count(guestlog.ATTACHED)))
+        trouble = guestlog.kernel_trouble(console)
+        check(results, '%s: no oops or warning' % after.name, not trouble, ' / '.join(trouble))
+        check(results, '%s rebooted once and held in its second boot' % after.name,
+              after.tap().count('plan: start ') == 2 and 'test: ok first-boot' in after.tap(),
+              'plan started %d times' % after.tap().count('plan: start '))
+
+        ended = wait_for(lambda: before.state() == 'shut off', MISSING_AFTER_S)
+        check(results, '%s ran its plan and powered off' % before.name, ended,
+              'still %s' % before.state())
+        results += guestlog.evaluate(before.result(), 'libvirt ' + before.name, attached=True)
+        check_said(lv, results, 'the daemon lets a domain go when it powers off',
+                   r'^pagehintd: domain %s: no longer served: it stopped$'
+                   % re.escape(before.name))
+
+        lv.daemon.send_signal(signal.SIGTERM)
+        lv.daemon.wait(timeout=60)
+        check(results, 'the daemon ends with status 0 on SIGTERM', lv.daemon.returncode == 0,
+              'exit status %s' % lv.daemon.returncode)
     except (OSError, subprocess.SubprocessError) as e:
         check(results, 'the checks ran to their end', False, 'they broke off: %s' % e)
     finally:
