@@ -43,7 +43,7 @@ struct host {
 	bool lost;			/* the connection closed: reconnect */
 	bool said_unreachable;
 	int events[5];			/* callback ids, -1: none */
-	int pass_timer, reconnect_timer, status_timer;
+	int pass_timer, reconnect_timer, status_timer, watchdog_timer;
 	struct guest **guests;
 	size_t nr_guests;
 };
@@ -601,6 +601,18 @@ static void on_status(int timer, void *opaque)
 	fflush(stdout);
 }
 
+/*
+ * systemd's watchdog, from the loop that serves every domain: a loop that
+ * wedges (a libvirt call that never returns) stops the pings, and systemd
+ * restarts the daemon.
+ */
+static void on_watchdog(int timer, void *opaque)
+{
+	(void)timer;
+	(void)opaque;
+	sd_notify(0, "WATCHDOG=1");
+}
+
 static void on_signal(int watch, int fd, int events, void *opaque)
 {
 	struct host *h = opaque;
@@ -616,7 +628,7 @@ static void on_signal(int watch, int fd, int events, void *opaque)
 int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 {
 	struct host h = { .o = o, .stopping = stopping, .pass_timer = -1,
-			  .reconnect_timer = -1, .status_timer = -1,
+			  .reconnect_timer = -1, .status_timer = -1, .watchdog_timer = -1,
 			  .events = { -1, -1, -1, -1, -1 } };
 	sigset_t signals;
 	int sfd, watch;
@@ -639,7 +651,10 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 	h.reconnect_timer = virEventAddTimeout(-1, on_reconnect, &h, NULL);
 	if (o->status_ms)
 		h.status_timer = virEventAddTimeout(o->status_ms, on_status, &h, NULL);
-	if (watch < 0 || h.pass_timer < 0 || h.reconnect_timer < 0) {
+	if (o->watchdog_ms)
+		h.watchdog_timer = virEventAddTimeout(o->watchdog_ms, on_watchdog, &h, NULL);
+	if (watch < 0 || h.pass_timer < 0 || h.reconnect_timer < 0 ||
+	    (o->watchdog_ms && h.watchdog_timer < 0)) {
 		log_line(LOG_ERR, "cannot set up the event loop");
 		return 1;
 	}
@@ -661,6 +676,8 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 	virEventRemoveTimeout(h.reconnect_timer);
 	if (h.status_timer >= 0)
 		virEventRemoveTimeout(h.status_timer);
+	if (h.watchdog_timer >= 0)
+		virEventRemoveTimeout(h.watchdog_timer);
 	virEventRemoveHandle(watch);
 	close(sfd);
 	return 0;

@@ -42,6 +42,7 @@ struct host_options {
 	unsigned int age_passes;	/* aged: unused for this many passes first */
 	long long default_target_mib;	/* without metadata; -1: none */
 	unsigned long status_ms;	/* 0: no status lines */
+	unsigned long watchdog_ms;	/* systemd's WATCHDOG=1 this often; 0: none */
 };
 
 /*

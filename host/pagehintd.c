@@ -754,6 +754,7 @@ static int cmd_host(const struct options *o)
 		.conf = { .memory_backing_dir = o->memory_backing_dir },
 		.default_target_mib = o->target_mib,
 		.status_ms = o->status_ms,
+		.watchdog_ms = watchdog_ping_ms(),
 	};
 	struct options p = *o;
 	unsigned long pass_ms;

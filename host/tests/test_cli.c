@@ -489,6 +489,41 @@ static void test_systemd_notify(void **state)
 }
 
 /*
+ * Host mode under systemd: READY=1 once its loop runs, WATCHDOG=1 from
+ * that loop while libvirtd is out of reach (the daemon waits for it and
+ * is alive meanwhile), STOPPING=1 at SIGTERM.
+ */
+static void test_systemd_notify_host(void **state)
+{
+	struct dir *d = *state;
+	char path[128], env[160], buf[256], uri[256];
+	char *argv[] = { PAGEHINTD, "host", "--connect", uri, NULL };
+	char *extra[] = { env, "WATCHDOG_USEC=200000", NULL };
+	struct daemon p;
+	int fd, pings;
+
+	snprintf(path, sizeof(path), "%s/notify", d->path);
+	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", path);
+	snprintf(uri, sizeof(uri), "qemu+unix:///system?socket=%s/no-libvirtd", d->path);
+	fd = notify_socket(path);
+	start(d, &p, NO_JOURNAL, extra, argv);
+	notified(fd, buf, sizeof(buf));
+	assert_string_equal(buf, "READY=1");
+	wait_said(&p, "cannot reach libvirt at");
+	for (pings = 0; pings < 3; pings++) {
+		notified(fd, buf, sizeof(buf));
+		assert_string_equal(buf, "WATCHDOG=1");
+	}
+	assert_int_equal(stop(&p, SIGTERM), 0);
+	do
+		notified(fd, buf, sizeof(buf));
+	while (!strcmp(buf, "WATCHDOG=1"));
+	assert_string_equal(buf, "STOPPING=1");
+	close(fd);
+	unlink(path);
+}
+
+/*
  * journald takes a line's priority from a leading "<N>" and names the
  * daemon itself: under it each line is "<N>message", an error at 3
  * (LOG_ERR), what the daemon does at 6 (LOG_INFO); anywhere else a "<N>"
@@ -551,6 +586,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_installed_build_has_no_test_hooks, setup_dir,
 						teardown_dir),
 		cmocka_unit_test(test_help_and_version),
+		cmocka_unit_test_setup_teardown(test_systemd_notify_host, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_systemd_notify, setup_dir, teardown_dir),
 	};
 
