@@ -27,6 +27,7 @@ extern char **environ;
 
 struct dir {
 	char path[64], table[96], ram[96], fifo[96];
+	pid_t daemon;	/* the last daemon start() began: killed at teardown */
 };
 
 static int setup_dir(void **state)
@@ -46,9 +47,23 @@ static int teardown_dir(void **state)
 {
 	struct dir *d = *state;
 
+	char path[128];
+
+	/*
+	 * A case that failed may have left its daemon running: it goes.  Only
+	 * a child not yet waited for is killed, never a pid used again since.
+	 */
+	if (d->daemon > 0 && waitpid(d->daemon, NULL, WNOHANG) == 0) {
+		kill(d->daemon, SIGKILL);
+		waitpid(d->daemon, NULL, 0);
+	}
 	unlink(d->table);
 	unlink(d->ram);
 	unlink(d->fifo);
+	snprintf(path, sizeof(path), "%s/stderr", d->path);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/notify", d->path);
+	unlink(path);
 	rmdir(d->path);
 	free(d);
 	return 0;
@@ -356,6 +371,7 @@ static void start(struct dir *d, struct daemon *p, enum journal journal, char *c
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	assert_int_equal(posix_spawn(&p->pid, argv[0], &fa, NULL, argv, env), 0);
+	d->daemon = p->pid;
 	posix_spawn_file_actions_destroy(&fa);
 }
 
