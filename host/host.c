@@ -22,6 +22,7 @@
 
 #include "host.h"
 #include "log.h"
+#include "metrics.h"
 
 #define RECONNECT_MS	1000
 #define MiB		(1ULL << 20)
@@ -43,7 +44,8 @@ struct host {
 	bool lost;			/* the connection closed: reconnect */
 	bool said_unreachable;
 	int events[5];			/* callback ids, -1: none */
-	int pass_timer, reconnect_timer, status_timer, watchdog_timer;
+	int pass_timer, reconnect_timer, status_timer, watchdog_timer, metrics_timer;
+	bool metrics_failing;		/* the last write of the metrics failed */
 	struct guest **guests;
 	size_t nr_guests;
 };
@@ -602,6 +604,39 @@ static void on_status(int timer, void *opaque)
 }
 
 /*
+ * Every served domain's metrics in one file, each labelled with the name
+ * and UUID libvirt gives it (never what its guest says).  A failure is
+ * said once, and so is the first success after it.
+ */
+static void on_metrics(int timer, void *opaque)
+{
+	struct host *h = opaque;
+	struct guest_metrics *m;
+	size_t i;
+
+	(void)timer;
+	m = calloc(h->nr_guests ? h->nr_guests : 1, sizeof(*m));
+	if (!m)
+		return;
+	for (i = 0; i < h->nr_guests; i++) {
+		struct guest *g = h->guests[i];
+
+		metrics_snapshot(&m[i], &g->svc.t, g->d.name, g->svc.target_bytes);
+		m[i].uuid = g->d.uuid;
+	}
+	if (metrics_write(h->o->metrics_file, m, h->nr_guests)) {
+		if (!h->metrics_failing)
+			log_line(LOG_WARNING, "cannot write metrics to %s: %s", h->o->metrics_file,
+				 strerror(errno));
+		h->metrics_failing = true;
+	} else if (h->metrics_failing) {
+		log_line(LOG_NOTICE, "metrics written to %s again", h->o->metrics_file);
+		h->metrics_failing = false;
+	}
+	free(m);
+}
+
+/*
  * systemd's watchdog, from the loop that serves every domain: a loop that
  * wedges (a libvirt call that never returns) stops the pings, and systemd
  * restarts the daemon.
@@ -629,6 +664,7 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 {
 	struct host h = { .o = o, .stopping = stopping, .pass_timer = -1,
 			  .reconnect_timer = -1, .status_timer = -1, .watchdog_timer = -1,
+			  .metrics_timer = -1,
 			  .events = { -1, -1, -1, -1, -1 } };
 	sigset_t signals;
 	int sfd, watch;
@@ -653,8 +689,11 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 		h.status_timer = virEventAddTimeout(o->status_ms, on_status, &h, NULL);
 	if (o->watchdog_ms)
 		h.watchdog_timer = virEventAddTimeout(o->watchdog_ms, on_watchdog, &h, NULL);
+	if (o->metrics_file)
+		h.metrics_timer = virEventAddTimeout(o->metrics_ms, on_metrics, &h, NULL);
 	if (watch < 0 || h.pass_timer < 0 || h.reconnect_timer < 0 ||
-	    (o->watchdog_ms && h.watchdog_timer < 0)) {
+	    (o->watchdog_ms && h.watchdog_timer < 0) ||
+	    (o->metrics_file && h.metrics_timer < 0)) {
 		log_line(LOG_ERR, "cannot set up the event loop");
 		return 1;
 	}
@@ -678,6 +717,11 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 		virEventRemoveTimeout(h.status_timer);
 	if (h.watchdog_timer >= 0)
 		virEventRemoveTimeout(h.watchdog_timer);
+	if (h.metrics_timer >= 0)
+		virEventRemoveTimeout(h.metrics_timer);
+	/* domains nobody serves have no metrics: not the last ones, forever */
+	if (o->metrics_file)
+		unlink(o->metrics_file);
 	virEventRemoveHandle(watch);
 	close(sfd);
 	return 0;

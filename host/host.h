@@ -43,6 +43,8 @@ struct host_options {
 	long long default_target_mib;	/* without metadata; -1: none */
 	unsigned long status_ms;	/* 0: no status lines */
 	unsigned long watchdog_ms;	/* systemd's WATCHDOG=1 this often; 0: none */
+	const char *metrics_file;	/* every domain's metrics; NULL: none */
+	unsigned long metrics_ms;	/* between two writes of metrics_file */
 };
 
 /*

@@ -46,12 +46,19 @@ static void label_value(FILE *f, const char *s)
 	}
 }
 
-/* One sample: NAME{guest="...",EXTRA} VALUE, EXTRA a label pair or NULL. */
+/*
+ * One sample: NAME{guest="...",uuid="...",EXTRA} VALUE, uuid only for a
+ * guest that has one, EXTRA a label pair or NULL.
+ */
 static void sample(FILE *f, const char *metric, const struct guest_metrics *g,
 		   const char *extra, uint64_t value)
 {
 	fprintf(f, "%s{guest=\"", metric);
 	label_value(f, g->name);
+	if (g->uuid) {
+		fputs("\",uuid=\"", f);
+		label_value(f, g->uuid);
+	}
 	fprintf(f, "\"%s%s} %" PRIu64 "\n", extra ? "," : "", extra ? extra : "", value);
 }
 

@@ -21,6 +21,7 @@
 
 struct guest_metrics {
 	const char *name;		/* the guest label */
+	const char *uuid;		/* the uuid label (a libvirt domain's); NULL: none */
 	bool attached;
 	uint64_t resident_bytes;	/* the RAM file's allocated blocks */
 	struct table_counts frames;	/* per state, read from the table */

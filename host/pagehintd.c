@@ -755,6 +755,8 @@ static int cmd_host(const struct options *o)
 		.default_target_mib = o->target_mib,
 		.status_ms = o->status_ms,
 		.watchdog_ms = watchdog_ping_ms(),
+		.metrics_file = o->metrics_file,
+		.metrics_ms = o->metrics_ms,
 	};
 	struct options p = *o;
 	unsigned long pass_ms;
@@ -943,7 +945,7 @@ static const struct command_doc {
 			      "through a symbolic link)", NULL },
 	{ "run", "tr", "qpialPRsjnMkTFCS", "serve the guest: give its unused frames back to\n"
 				      "the host until SIGTERM or SIGINT", NULL },
-	{ "host", "", "cDLialPRsT", "serve every hinted libvirt domain of the host,\n"
+	{ "host", "", "cDLialPRsTMk", "serve every hinted libvirt domain of the host,\n"
 				  "following libvirt's events, until SIGTERM or SIGINT", NULL },
 	{ "status", "tr", "j", "one status report, beside a running daemon", NULL },
 	{ "libvirt-hook", "", "", "libvirt's qemu hook, the domain's XML on stdin:\n"

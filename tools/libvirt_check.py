@@ -192,7 +192,8 @@ class Libvirt:
     def start_daemon(self):
         self.daemon = subprocess.Popen(
             self.ns([vm.PAGEHINTD, 'host', '--memory-backing-dir', self.path('ram'),
-                     '--status-ms', '500']),
+                     '--status-ms', '500', '--metrics-file', self.path('metrics.prom'),
+                     '--metrics-ms', '500']),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.out'), 'a'),
             stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=vm.die_with_parent)
 
@@ -393,6 +394,36 @@ def target_through_metadata(lv, dom, results):
     dom.tell('dropped')
 
 
+def attached_sample(lv, dom, uuid):
+    """The domain's pagehint_guest_attached sample at 1, labelled with the
+    name and UUID libvirt gives it, from the daemon's metrics file."""
+    m = re.search(r'^pagehint_guest_attached\{guest="%s",uuid="%s"\} 1$'
+                  % (re.escape(dom.name), re.escape(uuid)),
+                  read(lv.path('metrics.prom')), re.M)
+    return m.group(0) if m else None
+
+
+def check_metrics(lv, results, when, served, gone=()):
+    """The metrics file is what promtool calls valid, has each domain of
+    SERVED attached, and none of GONE."""
+    text = read(lv.path('metrics.prom'))
+    p = subprocess.run(['promtool', 'check', 'metrics'], input=text, capture_output=True,
+                       text=True)
+    check(results, 'the metrics file is valid to promtool %s' % when, text and p.returncode == 0,
+          (p.stdout + p.stderr).strip()[-300:] or '%d bytes' % len(text))
+    for dom in served:
+        uuid = lv.virsh('domuuid', dom.name).stdout.strip()
+        line = wait_for(lambda: attached_sample(lv, dom, uuid), 30)
+        check(results, 'the metrics show %s attached, by name and UUID, %s' % (dom.name, when),
+              line,
+              line or 'no such sample in: %s' % read(lv.path('metrics.prom'))[:300])
+    for dom in gone:
+        left = wait_for(lambda: 'guest="%s"' % dom.name not in read(lv.path('metrics.prom')),
+                        30)
+        check(results, 'the metrics drop %s once it is gone' % dom.name, left,
+              '' if left else 'its samples stay')
+
+
 def stage_libvirt():
     results = []
     lv = Libvirt()
@@ -422,6 +453,7 @@ def stage_libvirt():
                    r'^pagehintd: domain %s reboots: new table epoch$' % re.escape(after.name),
                    MISSING_AFTER_S)
         hold_and_look(lv, after, results, boot=2, tell=False)
+        check_metrics(lv, results, 'with two domains served', (before, after))
 
         lv.virsh('suspend', before.name)
         check_said(lv, results, 'a paused domain is seen paused',
@@ -453,6 +485,7 @@ def stage_libvirt():
         check_said(lv, results, 'a destroyed domain is no longer served',
                    r'^pagehintd: domain %s: no longer served: it stopped$'
                    % re.escape(after.name))
+        check_metrics(lv, results, 'once one is destroyed', (before,), gone=(after,))
         # destroyed in the middle of its plan: what it said so far
         tap, console = after.tap(), read(os.path.join(after.run_dir, 'console.log'))
         results += guestlog.guest_tests(tap)

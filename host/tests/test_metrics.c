@@ -154,6 +154,30 @@ static void test_format(void **state)
 	free(text);
 }
 
+/* pagehintd host: a libvirt domain's samples carry its UUID beside its name */
+static void test_format_domain(void **state)
+{
+	static const struct guest_metrics domains[] = {
+		{ .name = "web1", .uuid = "5e2a1b3c-7d4f-4e6a-9b8c-0d1e2f3a4b5c", .attached = true,
+		  .target_bytes = 512 * MiB, .frames = { .unused = 2 } },
+		{ .name = "web2", .uuid = "0f1e2d3c-4b5a-4978-8a9b-c0d1e2f3a4b5",
+		  .target_bytes = -1 },
+	};
+	char *text = format(domains, 2);
+
+	(void)state;
+	expect_line(text, "pagehint_guest_attached{guest=\"web1\","
+		    "uuid=\"5e2a1b3c-7d4f-4e6a-9b8c-0d1e2f3a4b5c\"} 1");
+	expect_line(text, "pagehint_frames{guest=\"web1\","
+		    "uuid=\"5e2a1b3c-7d4f-4e6a-9b8c-0d1e2f3a4b5c\",state=\"unused\"} 2");
+	expect_line(text, "pagehint_target_bytes{guest=\"web1\","
+		    "uuid=\"5e2a1b3c-7d4f-4e6a-9b8c-0d1e2f3a4b5c\"} 536870912");
+	expect_line(text, "pagehint_guest_attached{guest=\"web2\","
+		    "uuid=\"0f1e2d3c-4b5a-4978-8a9b-c0d1e2f3a4b5\"} 0");
+	promtool_accepts(text);
+	free(text);
+}
+
 static void read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY);
@@ -412,6 +436,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_format_domain),
 		cmocka_unit_test_setup_teardown(test_write_replaces_whole, setup_dir, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failed_write_leaves_nothing, setup_dir,
 						teardown_dir),
