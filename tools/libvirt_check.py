@@ -226,7 +226,7 @@ class Libvirt:
         with open(os.path.join(d, 'domain.xml'), 'w') as f:
             f.write(xml)
         self.virsh('define', os.path.join(d, 'domain.xml'))
-        return Domain(self, name, d, mem_mib)
+        return Domain(self, name, d, mem_mib, plan)
 
     def stop(self):
         """Everything of the namespace ends, whatever state it is in."""
@@ -281,8 +281,9 @@ class Libvirt:
 
 
 class Domain:
-    def __init__(self, lv, name, run_dir, mem_mib):
+    def __init__(self, lv, name, run_dir, mem_mib, plan):
         self.lv, self.name, self.run_dir, self.mem_mib = lv, name, run_dir, mem_mib
+        self.plan = plan
         self.started = None
 
     def start(self):
@@ -307,7 +308,7 @@ class Domain:
 
     def result(self, status='exited'):
         """The boot as guestlog reads one: the plan's results, the console."""
-        return vm.Result(status, self.run_dir, time.monotonic() - self.started, 0, 'libvirt',
+        return vm.Result(status, self.run_dir, time.monotonic() - self.started, 0, self.plan,
                          False)
 
 
@@ -443,6 +444,14 @@ def stage_libvirt():
         wait_for(lambda: before.said('mark: host may look'), MISSING_AFTER_S)
         lv.start_daemon()
         check_served(lv, results, 'a domain started before the daemon is served', before)
+
+        # a hostile guest beside the others, from now until the end
+        hostile = lv.define(tag + '-hostile', 256, plan='libvirt-hostile')
+        hostile.start()
+        check_served(lv, results, 'a hostile domain is served like any', hostile)
+        began = wait_for(lambda: hostile.said('mark: hostile'), MISSING_AFTER_S)
+        check(results, 'the hostile guest writes its table', began,
+              '' if began else 'it never began (no mark)')
         hold_and_look(lv, before, results, tell=False)
 
         after = lv.define(tag + '-after', 2048, plan='libvirt-reboot')
@@ -453,7 +462,7 @@ def stage_libvirt():
                    r'^pagehintd: domain %s reboots: new table epoch$' % re.escape(after.name),
                    MISSING_AFTER_S)
         hold_and_look(lv, after, results, boot=2, tell=False)
-        check_metrics(lv, results, 'with two domains served', (before, after))
+        check_metrics(lv, results, 'with three domains served', (before, after, hostile))
 
         lv.virsh('suspend', before.name)
         check_said(lv, results, 'a paused domain is seen paused',
@@ -464,11 +473,11 @@ def stage_libvirt():
 
         lv.stop_libvirtd()
         check_said(lv, results, 'the daemon serves on when libvirtd goes away',
-                   r'^pagehintd: lost libvirtd .*; serving 2 domains on, reconnecting$')
+                   r'^pagehintd: lost libvirtd .*; serving 3 domains on, reconnecting$')
         lv.start_libvirtd()
         check_said(lv, results, 'the daemon reconnects to a new libvirtd and keeps its domains',
-                   r'^pagehintd: connected to qemu:///system: 2 running domains, '
-                   r'2 served already$', MISSING_AFTER_S)
+                   r'^pagehintd: connected to qemu:///system: 3 running domains, '
+                   r'3 served already$', MISSING_AFTER_S)
 
         # virt-clone keeps the <shmem> name: the clone must not boot on it
         clone = lv.define(tag + '-clone', 256, table='pagehint-%s' % before.name)
@@ -480,6 +489,15 @@ def stage_libvirt():
 
         before.tell('looked')
         target_through_metadata(lv, before, results)
+
+        hostile.tell('enough')
+        ended = wait_for(lambda: hostile.state() == 'shut off', MISSING_AFTER_S)
+        check(results, 'the hostile domain ran its plan and powered off', ended,
+              'still %s' % hostile.state())
+        results += guestlog.evaluate(hostile.result(), 'libvirt ' + hostile.name, attached=True)
+        m = re.search(r'^log: hostile: (tablejunk: .* (\d+) words wrong)$', hostile.tap(), re.M)
+        check(results, 'the hostile guest\'s own memory came through its junk intact',
+              m and m.group(2) == '0', m.group(1) if m else 'tablejunk said nothing')
 
         lv.virsh('destroy', after.name)
         check_said(lv, results, 'a destroyed domain is no longer served',

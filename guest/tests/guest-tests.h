@@ -2,7 +2,7 @@
 /*
  * What more than one guest test program needs: the guest's counters, the
  * frame behind an address, and the page-state table as the host sees it
- * (ivshmem's shared BAR, mapped read-only through sysfs).
+ * (ivshmem's shared BAR, mapped through sysfs).
  */
 #ifndef GUEST_TESTS_H
 #define GUEST_TESTS_H
@@ -108,11 +108,11 @@ static inline int pci_read_hex(const char *dir, const char *name, unsigned int *
 	return ok ? 0 : -1;
 }
 
-/* ivshmem's shared BAR, the page-state table, mapped read-only; NULL: none. */
-static inline const uint8_t *map_table(size_t *size)
+/* ivshmem's shared BAR, the page-state table, mapped with @prot; NULL: none. */
+static inline uint8_t *map_table_prot(size_t *size, int prot)
 {
 	unsigned int vendor, device;
-	const uint8_t *table = NULL;
+	uint8_t *table = NULL;
 	struct dirent *e;
 	char path[512];
 	struct stat st;
@@ -130,14 +130,14 @@ static inline const uint8_t *map_table(size_t *size)
 		    vendor != 0x1af4 || device != 0x1110)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/resource2", PCI_DEVICES, e->d_name);
-		fd = open(path, O_RDONLY);
+		fd = open(path, prot & PROT_WRITE ? O_RDWR : O_RDONLY);
 		if (fd < 0) {
 			perror(path);
 			break;
 		}
 		map = MAP_FAILED;
 		if (!fstat(fd, &st) && st.st_size >= PAGEHINT_HEADER_SIZE)
-			map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+			map = mmap(NULL, st.st_size, prot, MAP_SHARED, fd, 0);
 		close(fd);
 		if (map == MAP_FAILED) {
 			fprintf(stderr, "cannot map %s\n", path);
@@ -148,6 +148,12 @@ static inline const uint8_t *map_table(size_t *size)
 	}
 	closedir(d);
 	return table;
+}
+
+/* The table, mapped read-only; NULL: none. */
+static inline const uint8_t *map_table(size_t *size)
+{
+	return map_table_prot(size, PROT_READ);
 }
 
 /* What is wrong with the table for frame @pfn, NULL if nothing. */
