@@ -58,7 +58,7 @@ DOMAIN_XML = '''<domain type='qemu'>
   <memory unit='MiB'>{mem_mib}</memory>
   <memoryBacking>
     <source type='file'/>
-    <access mode='shared'/>
+    <access mode='{access}'/>
   </memoryBacking>
   <vcpu>2</vcpu>
   <cpu mode='maximum'/>
@@ -212,7 +212,7 @@ class Libvirt:
         return {'attached': state == 'attached', 'unused': int(unused),
                 'volatile': int(volatile), 'holds_mib': float(holds)}
 
-    def define(self, name, mem_mib, plan='libvirt', shmem_mib=1, table=None):
+    def define(self, name, mem_mib, plan='libvirt', shmem_mib=1, table=None, access='shared'):
         d = self.path('guests', name)
         os.makedirs(d)
         disks = os.path.join(vm.BUILD, 'disks')
@@ -220,7 +220,7 @@ class Libvirt:
                         os.path.join(d, 'data.img')], check=True)
         for end in ('host.in', 'host.out'):
             os.mkfifo(os.path.join(d, end), 0o600)
-        xml = DOMAIN_XML.format(name=name, mem_mib=mem_mib, plan=plan, dir=d,
+        xml = DOMAIN_XML.format(name=name, mem_mib=mem_mib, plan=plan, dir=d, access=access,
                                 table=table or 'pagehint-%s' % name, shmem_mib=shmem_mib,
                                 kernel=vm.kernel_image('debug'), initrd=vm.initramfs('debug'))
         with open(os.path.join(d, 'domain.xml'), 'w') as f:
@@ -425,6 +425,40 @@ def check_metrics(lv, results, when, served, gone=()):
               '' if left else 'its samples stay')
 
 
+SHMEM_XML = '''<shmem name='pagehint-{name}'>
+  <model type='ivshmem-plain'/>
+  <size unit='M'>1</size>
+</shmem>
+'''
+
+
+def unplug_and_plug(lv, dom, results):
+    """The table's <shmem> detached live: the guest lets it go, the daemon
+    stops serving; attached again: the guest attaches afresh and the daemon
+    serves it again."""
+    xml = os.path.join(dom.run_dir, 'shmem.xml')
+    with open(xml, 'w') as f:
+        f.write(SHMEM_XML.format(name=dom.name))
+    lv.virsh('detach-device', dom.name, xml, '--live')
+    check_said(lv, results, 'a domain whose <shmem> is detached live is no longer served',
+               r'^pagehintd: domain %s: no longer served: it has no <shmem> named pagehint'
+               % re.escape(dom.name), MISSING_AFTER_S)
+    console = os.path.join(dom.run_dir, 'console.log')
+    gone = wait_for(lambda: 'page hinting off: the device is going away' in read(console),
+                    MISSING_AFTER_S)
+    check(results, '%s let its table go' % dom.name, gone,
+          '' if gone else 'its console never said so')
+    # the same XML as an operator would give it
+    lv.virsh('attach-device', dom.name, xml, '--live')
+    pattern = r'^pagehintd: domain %s attached$' % re.escape(dom.name)
+    again = wait_for(lambda: len(re.findall(pattern, lv.daemon_log(), re.M)) == 2 and
+                     read(console).count(guestlog.ATTACHED) == 2, MISSING_AFTER_S)
+    check(results, 'its <shmem> attached again live, %s attaches and is served again'
+          % dom.name, again, '' if again else 'the daemon said %d times that it attached, '
+          'the guest %d times' % (len(re.findall(pattern, lv.daemon_log(), re.M)),
+                                  read(console).count(guestlog.ATTACHED)))
+
+
 def stage_libvirt():
     results = []
     lv = Libvirt()
@@ -454,6 +488,19 @@ def stage_libvirt():
               '' if began else 'it never began (no mark)')
         hold_and_look(lv, before, results, tell=False)
 
+        # RAM that is not shared: the hook prepares no table, the daemon
+        # says why it does not serve the domain, the guest runs unhinted
+        refused = lv.define(tag + '-refused', 256, plan='libvirt-refused', access='private')
+        refused.start()
+        check_said(lv, results, 'a domain whose RAM is not shared is refused, and the daemon '
+                   'says why', r'^pagehintd: domain %s: not served: its RAM file is not shared'
+                   % re.escape(refused.name))
+        ended = wait_for(lambda: refused.state() == 'shut off', MISSING_AFTER_S)
+        check(results, 'the refused domain ran its plan and powered off', ended,
+              'still %s' % refused.state())
+        results += guestlog.evaluate(refused.result(), 'libvirt ' + refused.name,
+                                     expected_console=('running without page hinting',))
+
         after = lv.define(tag + '-after', 2048, plan='libvirt-reboot')
         after.start()
         check_served(lv, results, 'a 2 GiB domain started after the daemon is served', after)
@@ -470,6 +517,8 @@ def stage_libvirt():
         lv.virsh('resume', before.name)
         check_said(lv, results, 'a resumed domain is seen running again',
                    r'^pagehintd: domain %s runs again$' % re.escape(before.name))
+
+        unplug_and_plug(lv, before, results)
 
         lv.stop_libvirtd()
         check_said(lv, results, 'the daemon serves on when libvirtd goes away',
@@ -519,7 +568,8 @@ def stage_libvirt():
         ended = wait_for(lambda: before.state() == 'shut off', MISSING_AFTER_S)
         check(results, '%s ran its plan and powered off' % before.name, ended,
               'still %s' % before.state())
-        results += guestlog.evaluate(before.result(), 'libvirt ' + before.name, attached=True)
+        # attached twice: at boot, and once its <shmem> was plugged back
+        results += guestlog.evaluate(before.result(), 'libvirt ' + before.name, attached=False)
         check_said(lv, results, 'the daemon lets a domain go when it powers off',
                    r'^pagehintd: domain %s: no longer served: it stopped$'
                    % re.escape(before.name))
