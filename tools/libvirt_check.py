@@ -220,13 +220,15 @@ class Libvirt:
                         os.path.join(d, 'data.img')], check=True)
         for end in ('host.in', 'host.out'):
             os.mkfifo(os.path.join(d, end), 0o600)
+        # domain names are the namespace's own; tables are in the host's /dev/shm
+        table = table or 'pagehint-lv%d-%s' % (os.getpid(), name)
         xml = DOMAIN_XML.format(name=name, mem_mib=mem_mib, plan=plan, dir=d, access=access,
-                                table=table or 'pagehint-%s' % name, shmem_mib=shmem_mib,
+                                table=table, shmem_mib=shmem_mib,
                                 kernel=vm.kernel_image('debug'), initrd=vm.initramfs('debug'))
         with open(os.path.join(d, 'domain.xml'), 'w') as f:
             f.write(xml)
         self.virsh('define', os.path.join(d, 'domain.xml'))
-        return Domain(self, name, d, mem_mib, plan)
+        return Domain(self, name, d, mem_mib, plan, table)
 
     def stop(self):
         """Everything of the namespace ends, whatever state it is in."""
@@ -281,9 +283,9 @@ class Libvirt:
 
 
 class Domain:
-    def __init__(self, lv, name, run_dir, mem_mib, plan):
+    def __init__(self, lv, name, run_dir, mem_mib, plan, table):
         self.lv, self.name, self.run_dir, self.mem_mib = lv, name, run_dir, mem_mib
-        self.plan = plan
+        self.plan, self.table = plan, table
         self.started = None
 
     def start(self):
@@ -425,7 +427,7 @@ def check_metrics(lv, results, when, served, gone=()):
               '' if left else 'its samples stay')
 
 
-SHMEM_XML = '''<shmem name='pagehint-{name}'>
+SHMEM_XML = '''<shmem name='{table}'>
   <model type='ivshmem-plain'/>
   <size unit='M'>1</size>
 </shmem>
@@ -438,7 +440,7 @@ def unplug_and_plug(lv, dom, results):
     serves it again."""
     xml = os.path.join(dom.run_dir, 'shmem.xml')
     with open(xml, 'w') as f:
-        f.write(SHMEM_XML.format(name=dom.name))
+        f.write(SHMEM_XML.format(table=dom.table))
     lv.virsh('detach-device', dom.name, xml, '--live')
     check_said(lv, results, 'a domain whose <shmem> is detached live is no longer served',
                r'^pagehintd: domain %s: no longer served: it has no <shmem> named pagehint'
@@ -462,14 +464,13 @@ def unplug_and_plug(lv, dom, results):
 def stage_libvirt():
     results = []
     lv = Libvirt()
-    tag = 'lv%d' % os.getpid()
     try:
         lv.start()
         check(results, 'a private libvirtd answers', True,
               lv.virsh('version').stdout.strip().splitlines()[-1])
-        before = lv.define(tag + '-before', 256)
+        before = lv.define('before', 256)
         before.start()
-        table = '/dev/shm/pagehint-%s' % before.name
+        table = '/dev/shm/' + before.table
         size = os.path.getsize(table) if os.path.exists(table) else None
         check(results, 'the hook prepared the table of a domain before its QEMU started',
               size == 1 << 20, '%s: %s' % (table, '%d bytes' % size if size else 'missing'))
@@ -480,7 +481,7 @@ def stage_libvirt():
         check_served(lv, results, 'a domain started before the daemon is served', before)
 
         # a hostile guest beside the others, from now until the end
-        hostile = lv.define(tag + '-hostile', 256, plan='libvirt-hostile')
+        hostile = lv.define('hostile', 256, plan='libvirt-hostile')
         hostile.start()
         check_served(lv, results, 'a hostile domain is served like any', hostile)
         began = wait_for(lambda: hostile.said('mark: hostile'), MISSING_AFTER_S)
@@ -490,18 +491,18 @@ def stage_libvirt():
 
         # RAM that is not shared: the hook prepares no table, the daemon
         # says why it does not serve the domain, the guest runs unhinted
-        refused = lv.define(tag + '-refused', 256, plan='libvirt-refused', access='private')
+        refused = lv.define('refused', 256, plan='libvirt-refused', access='private')
         refused.start()
         check_said(lv, results, 'a domain whose RAM is not shared is refused, and the daemon '
                    'says why', r'^pagehintd: domain %s: not served: its RAM file is not shared'
                    % re.escape(refused.name))
         ended = wait_for(lambda: refused.state() == 'shut off', MISSING_AFTER_S)
         check(results, 'the refused domain ran its plan and powered off', ended,
-              'still %s' % refused.state())
+              '' if ended else 'still %s' % refused.state())
         results += guestlog.evaluate(refused.result(), 'libvirt ' + refused.name,
                                      expected_console=('running without page hinting',))
 
-        after = lv.define(tag + '-after', 2048, plan='libvirt-reboot')
+        after = lv.define('after', 2048, plan='libvirt-reboot')
         after.start()
         check_served(lv, results, 'a 2 GiB domain started after the daemon is served', after)
         hold_and_look(lv, after, results)
@@ -529,12 +530,12 @@ def stage_libvirt():
                    r'3 served already$', MISSING_AFTER_S)
 
         # virt-clone keeps the <shmem> name: the clone must not boot on it
-        clone = lv.define(tag + '-clone', 256, table='pagehint-%s' % before.name)
+        clone = lv.define('clone', 256, table=before.table)
         p = lv.virsh('start', clone.name, check=False)
         check(results, 'a clone of a running domain, with its table, is refused at start',
               p.returncode and 'is mapped by process' in p.stderr and
               'give each domain a <shmem> name of its own' in p.stderr,
-              p.stderr.strip()[-300:] if p.returncode else 'it started')
+              p.stderr[p.stderr.find('pagehintd:'):].strip() if p.returncode else 'it started')
 
         before.tell('looked')
         target_through_metadata(lv, before, results)
@@ -542,7 +543,7 @@ def stage_libvirt():
         hostile.tell('enough')
         ended = wait_for(lambda: hostile.state() == 'shut off', MISSING_AFTER_S)
         check(results, 'the hostile domain ran its plan and powered off', ended,
-              'still %s' % hostile.state())
+              '' if ended else 'still %s' % hostile.state())
         results += guestlog.evaluate(hostile.result(), 'libvirt ' + hostile.name, attached=True)
         m = re.search(r'^log: hostile: (tablejunk: .* (\d+) words wrong)$', hostile.tap(), re.M)
         check(results, 'the hostile guest\'s own memory came through its junk intact',
@@ -567,7 +568,7 @@ def stage_libvirt():
 
         ended = wait_for(lambda: before.state() == 'shut off', MISSING_AFTER_S)
         check(results, '%s ran its plan and powered off' % before.name, ended,
-              'still %s' % before.state())
+              '' if ended else 'still %s' % before.state())
         # attached twice: at boot, and once its <shmem> was plugged back
         results += guestlog.evaluate(before.result(), 'libvirt ' + before.name, attached=False)
         check_said(lv, results, 'the daemon lets a domain go when it powers off',
