@@ -14,6 +14,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,16 +437,20 @@ static int write_header(int fd, const char *path, uint64_t ram_size, size_t size
  * The first process that maps the file @st is of (proc(5): "start-end
  * perms offset major:minor inode path" in /proc/PID/maps), 0 if none.
  * Processes that vanish meanwhile, or whose maps cannot be read, are
- * passed over.
+ * passed over, and so is pagehintd itself (this program: the hook and
+ * the daemon are one).
  */
 static pid_t mapped_by(const struct stat *st)
 {
+	struct stat self, exe;
 	char path[32 + sizeof(((struct dirent *)0)->d_name)], *line = NULL;
 	struct dirent *de;
 	size_t len = 0;
 	pid_t pid = 0;
 	DIR *proc;
 
+	if (stat("/proc/self/exe", &self))
+		return 0;
 	proc = opendir("/proc");
 	if (!proc)
 		return 0;
@@ -465,6 +470,11 @@ static pid_t mapped_by(const struct stat *st)
 			    makedev(major, minor) == st->st_dev && ino == st->st_ino)
 				pid = atoi(de->d_name);
 		fclose(maps);
+		/* pagehintd's own mapping (a daemon serving the last boot) is no guest's */
+		snprintf(path, sizeof(path), "/proc/%s/exe", de->d_name);
+		if (pid && !stat(path, &exe) && exe.st_dev == self.st_dev &&
+		    exe.st_ino == self.st_ino)
+			pid = 0;
 	}
 	free(line);
 	closedir(proc);
@@ -475,6 +485,7 @@ int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t
 		  char *err, size_t errlen)
 {
 	size_t size = table_size_for(ram_size);
+	char tmp[PATH_MAX];
 	struct stat st;
 	int fd, ret = -1;
 	pid_t user;
@@ -485,57 +496,64 @@ int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t
 	if (size > file_size)
 		return fail("a %llu-byte table file cannot hold the %zu-byte table of a %llu-byte guest",
 			    (unsigned long long)file_size, size, (unsigned long long)ram_size);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
-	if (fd < 0)
-		return fail("cannot open table file %s: %s", path, strerror(errno));
-	/* a table a daemon serves belongs to a running guest: not to be voided */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		fail("table file %s is not a regular file with one name", path);
-		goto out;
-	}
 	/*
 	 * A running guest's table, whether a daemon serves it or not: a
-	 * domain cloned with its <shmem> name, started beside the original
+	 * domain cloned with its <shmem> name, started beside the original.
 	 */
-	user = mapped_by(&st);
-	if (user) {
-		char comm[64] = "", where[48];
-		FILE *f;
+	if (lstat(path, &st)) {
+		if (errno != ENOENT)
+			return fail("cannot look at table file %s: %s", path, strerror(errno));
+	} else if (S_ISDIR(st.st_mode)) {
+		return fail("table file %s is a directory", path);
+	} else if (S_ISREG(st.st_mode)) {
+		user = mapped_by(&st);
+		if (user) {
+			char comm[64] = "", where[48];
+			FILE *f;
 
-		snprintf(where, sizeof(where), "/proc/%d/comm", (int)user);
-		f = fopen(where, "re");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
+			snprintf(where, sizeof(where), "/proc/%d/comm", (int)user);
+			f = fopen(where, "re");
+			if (f) {
+				if (fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = 0;
+				fclose(f);
+			}
+			return fail("table file %s is mapped by process %d (%s): another domain's table? give each domain a <shmem> name of its own",
+				    path, (int)user, comm);
 		}
-		fail("table file %s is mapped by process %d (%s): another domain's table? give each domain a <shmem> name of its own",
-		     path, (int)user, comm);
+	}
+	/*
+	 * What is at @path is never opened, only replaced by a new file of
+	 * our own: in /dev/shm, a sticky directory anyone may write, it may
+	 * be another user's (QEMU's, after the last start: root may not open
+	 * it with O_CREAT under fs.protected_regular), a link, or a file
+	 * whose maker keeps it open to write it later.  Every state byte of
+	 * the new file is STABLE, its summary clear.
+	 */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return fail("table file name %s is too long", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return fail("cannot create a table file beside %s: %s", path, strerror(errno));
+	if (ftruncate(fd, file_size)) {
+		fail("cannot size table file %s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		fail("table file %s is in use by a running pagehintd: another domain's table?",
-		     path);
+	if (write_header(fd, path, ram_size, size, err, errlen))
 		goto out;
-	}
-	/* QEMU refuses a file of another size than the device's */
-	if (st.st_size && (uint64_t)st.st_size != file_size) {
-		fail("table file %s is %lld bytes, not the %llu of its device",
-		     path, (long long)st.st_size, (unsigned long long)file_size);
-		goto out;
-	}
-	/* every state byte STABLE, the summary clear: what a last boot left goes */
-	if (ftruncate(fd, 0) || ftruncate(fd, file_size)) {
-		fail("cannot size table file %s: %s", path, strerror(errno));
-		goto out;
-	}
-	ret = write_header(fd, path, ram_size, size, err, errlen);
-	if (!ret && fchown(fd, uid, gid)) {
+	if (fchown(fd, uid, gid)) {
 		fail("cannot give table file %s to %d:%d, whom QEMU runs as: %s", path, (int)uid,
 		     (int)gid, strerror(errno));
-		ret = -1;
+		goto out;
 	}
+	if (rename(tmp, path)) {
+		fail("cannot put the new table file at %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
 out:
+	if (ret)
+		unlink(tmp);
 	close(fd);
 	return ret;
 }

@@ -71,10 +71,11 @@ int table_create(const char *table_path, const char *ram_path, uint64_t ram_size
 /*
  * Make @path the new table of a guest of @ram_size bytes whose device is
  * @file_size bytes (a libvirt <shmem>: QEMU maps the file, and refuses one
- * of another size): created if it is not there, every state STABLE, a
- * new epoch, before the guest boots.  Not a file a daemon holds (another
- * domain's table), nor one of another size, nor through a symbolic link.
- * It is given to @uid:@gid, whom QEMU runs as ((uid_t)-1, (gid_t)-1: kept).
+ * of another size), before the guest boots: a new file, every state
+ * STABLE, a new epoch, given to @uid:@gid, whom QEMU runs as ((uid_t)-1,
+ * (gid_t)-1: root's), renamed over whatever was at @path (never opened:
+ * another user's file, a link).  Refused while a process other than
+ * pagehintd maps the file at @path: another running domain's table.
  */
 int table_prepare(const char *path, uint64_t ram_size, uint64_t file_size, uid_t uid, gid_t gid,
 		  char *err, size_t errlen);

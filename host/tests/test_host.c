@@ -179,35 +179,31 @@ static void test_only_the_files_qemu_maps(void **state)
  * a table a running daemon holds (two domains naming one <shmem>).
  */
 /*
- * A child maps @table, as a running QEMU does, and holds no lock on it:
- * preparing it is refused with the child's pid, and the table is left as
- * it was.
+ * Another program maps @table, as a running QEMU does, and holds no lock
+ * on it: preparing it is refused with that process's pid, and the table
+ * is left as it was.
  */
 static void refused_while_mapped(const char *table)
 {
-	int ready[2], fd = open(table, O_RDWR);
 	char err[512], want[64], c;
+	char *argv[] = { MAPFILE, (char *)table, NULL };
 	struct stat before, after;
+	posix_spawn_file_actions_t fa;
+	int ready[2], ret;
 	pid_t child;
-	int ret;
 
-	assert_true(fd >= 0);
 	assert_int_equal(pipe(ready), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-		close(fd);
-		if (p == MAP_FAILED || write(ready[1], "m", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(fd);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, ready[1], 1);
+	assert_int_equal(posix_spawn(&child, MAPFILE, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
 	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	ret = read(ready[0], &c, 1);
 	close(ready[0]);
+	if (ret != 1) {
+		waitpid(child, NULL, 0);
+		fail_msg("%s did not map %s", MAPFILE, table);
+	}
 	assert_int_equal(stat(table, &before), 0);
 	ret = table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err));
 	/* the child goes before any check can end the test */
@@ -218,14 +214,55 @@ static void refused_while_mapped(const char *table)
 		fail_msg("a table another process maps: wanted \"%s\", got %d \"%s\"", want, ret,
 			 ret ? err : "");
 	assert_int_equal(stat(table, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
 	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+}
+
+/*
+ * What is at the table's path is replaced, never opened: a link (its
+ * target untouched), a file another user made and keeps open to write
+ * (QEMU's user owns the last boot's, and root may not open it with
+ * O_CREAT under fs.protected_regular); the new file is given to whom
+ * QEMU runs as, 0600.
+ */
+static void replaced_not_opened(const char *table, const char *link)
+{
+	struct stat target, before, st;
+	char err[512];
+	int fd;
+
+	assert_int_equal(stat(table, &target), 0);
+	assert_int_equal(symlink(table, link), 0);
+	if (table_prepare(link, 256 * MiB, MiB, -1, -1, err, sizeof(err)))
+		fail_msg("a link at the path: %s", err);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(stat(table, &before), 0);
+	assert_int_equal(before.st_ino, target.st_ino);
+	assert_int_equal(before.st_size, target.st_size);
+	unlink(link);
+
+	/* another user's file, held open by its maker */
+	assert_int_equal(chown(table, 65534, 65534), 0);
+	fd = open(table, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &before), 0);
+	if (table_prepare(table, 256 * MiB, MiB, 64055, 64056, err, sizeof(err)))
+		fail_msg("another user's file at the path: %s", err);
+	assert_int_equal(stat(table, &st), 0);
+	assert_true(st.st_ino != before.st_ino);
+	assert_int_equal(st.st_uid, 64055);
+	assert_int_equal(st.st_gid, 64056);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	close(fd);
 }
 
 static void test_prepare_table(void **state)
 {
 	char table[128], ram[128], link[128], err[512];
+	struct table t, old;
 	uint64_t epoch;
-	struct table t;
 	struct stat st;
 	int fd;
 
@@ -246,32 +283,35 @@ static void test_prepare_table(void **state)
 		fail_msg("a prepared table refused: %s", err);
 	assert_int_equal(t.table_size, 128 * 1024);
 	assert_int_equal(t.nr_frames, 256 * MiB / 4096);
-	/* a guest used it; a daemon holds it */
+	/* a guest used it */
 	t.states[7] = PAGEHINT_UNUSED;
 	t.hdr->guest_epoch = t.hdr->host_epoch;
 	epoch = t.hdr->host_epoch;
-	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
-	if (!strstr(err, "is mapped by process") && !strstr(err, "in use by a running pagehintd"))
-		fail_msg("a table a daemon holds prepared again, or refused with \"%s\"", err);
-	assert_int_equal(t.states[7], PAGEHINT_UNUSED);
 	table_close(&t);
-	/* mapped by another process that holds no lock: a cloned domain's QEMU */
+	/* mapped by another program that holds no lock: a cloned domain's QEMU */
 	refused_while_mapped(table);
-	/* the next boot's: all stable, a new epoch, nobody attached */
+	/*
+	 * The next boot's, while pagehintd itself (here: this program) still
+	 * maps the last boot's, as a daemon does that has not yet seen its
+	 * domain stop: a new file, all stable, a new epoch, nobody attached;
+	 * the old one, still mapped, as it was.
+	 */
+	assert_int_equal(table_open_for_qemu(&old, table, ram, err, sizeof(err)), 0);
 	assert_int_equal(table_prepare(table, 256 * MiB, MiB, -1, -1, err, sizeof(err)), 0);
+	assert_int_equal(old.states[7], PAGEHINT_UNUSED);
+	table_close(&old);
 	assert_int_equal(table_open_for_qemu(&t, table, ram, err, sizeof(err)), 0);
 	assert_int_equal(t.states[7], PAGEHINT_STABLE);
 	assert_true(t.hdr->host_epoch != epoch);
 	assert_false(table_attached(&t));
 	table_close(&t);
-	/* QEMU refuses a file of another size than its device: so does prepare */
-	assert_int_equal(table_prepare(table, 256 * MiB, 2 * MiB, -1, -1, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "not the 2097152 of its device"));
+	/* a device of another size: a new file of its size */
+	assert_int_equal(table_prepare(table, 256 * MiB, 2 * MiB, -1, -1, err, sizeof(err)), 0);
+	assert_int_equal(stat(table, &st), 0);
+	assert_int_equal(st.st_size, 2 * MiB);
 	assert_int_equal(table_prepare(table, 8192 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot hold the 4194304-byte table"));
-	assert_int_equal(symlink(table, link), 0);
-	assert_int_equal(table_prepare(link, 256 * MiB, MiB, -1, -1, err, sizeof(err)), -1);
-	unlink(link);
+	replaced_not_opened(table, link);
 	unlink(table);
 	unlink(ram);
 }
