@@ -245,11 +245,27 @@ static int open_files(struct host *h, struct guest *g, struct table *t, char *er
 	return 0;
 }
 
+/* The served guest whose table is the file at @path, NULL if none. */
+static struct guest *served_on(struct host *h, const char *path)
+{
+	struct file_identity theirs;
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st))
+		return NULL;
+	for (i = 0; i < h->nr_guests; i++)
+		if (!file_identity(h->guests[i]->svc.t.table_fd, &theirs) &&
+		    theirs.dev == st.st_dev && theirs.ino == st.st_ino)
+			return h->guests[i];
+	return NULL;
+}
+
 /* A running domain: serve it if it is wired and nothing in it says no. */
 static void attach(struct host *h, virDomainPtr dom)
 {
 	struct guest *g = calloc(1, sizeof(*g));
-	struct guest **more;
+	struct guest **more, *other;
 	char err[512];
 	struct table t;
 	char *xml;
@@ -278,6 +294,20 @@ static void attach(struct host *h, virDomainPtr dom)
 	}
 	g->md.target_mib = h->o->default_target_mib;
 	g->md.policy = DOMXML_POLICY_DEFAULT;
+	/*
+	 * Another served domain's table (a <shmem> attached live, which no
+	 * hook prepared, naming it): two guests would write states into one
+	 * table, and one guest's memory go on the other's word.  Neither is
+	 * served.
+	 */
+	other = served_on(h, g->d.table_path);
+	if (other) {
+		log_line(LOG_ERR, "domain %s: not served: its table %s is domain %s's too; neither is served (give each domain a <shmem> name of its own)",
+			 g->d.name, g->d.table_path, other->d.name);
+		detach(h, other, "another domain has its table");
+		free(g);
+		return;
+	}
 	if (open_files(h, g, &t, err, sizeof(err))) {
 		log_line(LOG_WARNING, "domain %s: not served: %s", g->d.name, err);
 		free(g);
@@ -497,7 +527,11 @@ static int connect_libvirt(struct host *h)
 	h->lost = false;
 	/* a libvirtd that hangs is found too, not only one that exits */
 	virConnectSetKeepAlive(h->conn, 5, 3);
-	virConnectRegisterCloseCallback(h->conn, on_close, h, NULL);
+	if (virConnectRegisterCloseCallback(h->conn, on_close, h, NULL)) {
+		log_line(LOG_ERR, "cannot follow libvirt's connection: %s", why_libvirt());
+		disconnect(h);
+		return -1;
+	}
 	if (follow(h, 0, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle)) ||
 	    follow(h, 1, VIR_DOMAIN_EVENT_ID_REBOOT, VIR_DOMAIN_EVENT_CALLBACK(on_reboot)) ||
 	    follow(h, 2, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, VIR_DOMAIN_EVENT_CALLBACK(on_device)) ||

@@ -796,6 +796,7 @@ static int cmd_libvirt_hook(int argc, char **argv)
 	struct domxml_domain d;
 	size_t len = 0, cap = 0;
 	char err[512], *xml = NULL;
+	bool prepares;
 	ssize_t n;
 	int ret = 0;
 
@@ -803,6 +804,8 @@ static int cmd_libvirt_hook(int argc, char **argv)
 		log_line(LOG_ERR, "libvirt-hook takes NAME OP SUBOP EXTRA, as libvirt calls hooks");
 		return 2;
 	}
+	/* a failure of any other call must not stop libvirt doing it */
+	prepares = !strcmp(argv[1], "start") && !strcmp(argv[2], "begin");
 	/* libvirt writes the XML for every call: read it all, whether used or not */
 	do {
 		if (len == cap) {
@@ -812,7 +815,7 @@ static int cmd_libvirt_hook(int argc, char **argv)
 				log_line(LOG_ERR, "domain %s: its XML is over %d bytes", argv[0],
 					 HOOK_MAX_XML);
 				free(xml);
-				return 1;
+				return prepares ? 1 : 0;
 			}
 			xml = more;
 			cap += 65536;
@@ -824,9 +827,9 @@ static int cmd_libvirt_hook(int argc, char **argv)
 	if (n < 0) {
 		log_line(LOG_ERR, "domain %s: cannot read its XML: %s", argv[0], strerror(errno));
 		free(xml);
-		return 1;
+		return prepares ? 1 : 0;
 	}
-	if (strcmp(argv[1], "start") || strcmp(argv[2], "begin"))
+	if (!prepares)
 		goto out;
 	switch (domxml_read(xml, len, &(struct domxml_conf){ NULL }, &d)) {
 	case DOMXML_NOT_WIRED:
