@@ -17,6 +17,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import guestlog
@@ -66,7 +67,7 @@ DOMAIN_XML = '''<domain type='qemu'>
     <type arch='x86_64' machine='q35'>hvm</type>
     <kernel>{kernel}</kernel>
     <initrd>{initrd}</initrd>
-    <cmdline>console=ttyS0 panic=-1 plan={plan} kunit.enable=0 debug_pagealloc=on</cmdline>
+    <cmdline>console=ttyS0 panic=-1 plan={plan} kunit.enable=0{debug}</cmdline>
   </os>
   <features><acpi/></features>
   <on_poweroff>destroy</on_poweroff>
@@ -117,8 +118,9 @@ def read(path):
 class Libvirt:
     """A private libvirtd, its hook and its domains; pagehintd host."""
 
-    def __init__(self):
-        self.base = '/dev/shm/pagehint-lv-%d' % os.getpid()
+    def __init__(self, variant='debug'):
+        self.variant = variant
+        self.base = None
         self.holder = None      # a process that holds the namespace
         self.libvirtd = None
         self.daemon = None
@@ -132,7 +134,9 @@ class Libvirt:
         return ['nsenter', '-t', str(self.holder.pid), '-m', '--'] + list(argv)
 
     def start(self):
-        shutil.rmtree(self.base, ignore_errors=True)
+        # a directory of its own, not a name another user could have made
+        # first: root's libvirtd runs the hook and reads qemu.conf from it
+        self.base = tempfile.mkdtemp(prefix='pagehint-lv-', dir='/dev/shm')
         for d in list(PRIVATE_DIRS.values()) + ['ram', 'guests']:
             os.makedirs(self.path(d))
         os.makedirs(self.path('etc', 'hooks', 'qemu.d'))
@@ -224,7 +228,10 @@ class Libvirt:
         table = table or 'pagehint-lv%d-%s' % (os.getpid(), name)
         xml = DOMAIN_XML.format(name=name, mem_mib=mem_mib, plan=plan, dir=d, access=access,
                                 table=table, shmem_mib=shmem_mib,
-                                kernel=vm.kernel_image('debug'), initrd=vm.initramfs('debug'))
+                                kernel=vm.kernel_image(self.variant),
+                                initrd=vm.initramfs(self.variant),
+                                # CONFIG_PAGE_STATES_DEBUG unmaps volatile folios through it
+                                debug=' debug_pagealloc=on' if self.variant == 'debug' else '')
         with open(os.path.join(d, 'domain.xml'), 'w') as f:
             f.write(xml)
         self.virsh('define', os.path.join(d, 'domain.xml'))
@@ -233,6 +240,8 @@ class Libvirt:
     def stop(self):
         """Everything of the namespace ends, whatever state it is in."""
         if not self.holder:
+            if self.base:
+                shutil.rmtree(self.base, ignore_errors=True)
             return
         try:
             ns = os.readlink('/proc/%d/ns/mnt' % self.holder.pid)
@@ -394,7 +403,6 @@ def target_through_metadata(lv, dom, results):
         check_said(lv, results, 'bad metadata %s is logged and ignored' % xml,
                    r'^pagehintd: domain %s: pagehint metadata ignored: %s; target stays 32 MiB$'
                    % (re.escape(dom.name), re.escape(why)))
-    dom.tell('dropped')
 
 
 def attached_sample(lv, dom, uuid):
@@ -554,6 +562,8 @@ def stage_libvirt():
                    r'^pagehintd: domain %s: no longer served: it stopped$'
                    % re.escape(after.name))
         check_metrics(lv, results, 'once one is destroyed', (before,), gone=(after,))
+        # only now may the first domain end its plan: the metrics wanted it
+        before.tell('dropped')
         # destroyed in the middle of its plan: what it said so far
         tap, console = after.tap(), read(os.path.join(after.run_dir, 'console.log'))
         results += guestlog.guest_tests(tap)
