@@ -387,12 +387,30 @@ static void dump(const char *p)
 static pid_t libvirtd = -1;
 static char libvirtd_log[128];
 
+/*
+ * libvirtd in a mount namespace of its own, whose libvirt directories
+ * are the test's: it neither sees nor touches the machine's domains,
+ * networks or state (tools/libvirt_check.py does the same).
+ */
 static void start_libvirtd(const char *conf, const char *sock)
 {
-	char pidf[128];
-	char *argv[] = { "libvirtd", "--config", (char *)conf, "--pid-file", pidf, NULL };
+	static const char *const dirs[][2] = {
+		{ "etc", "/etc/libvirt" }, { "run", "/run/libvirt" }, { "lib", "/var/lib/libvirt" },
+		{ "cache", "/var/cache/libvirt" }, { "log", "/var/log/libvirt" },
+	};
+	char pidf[128], own[128], script[2048];
+	char *argv[] = { "unshare", "-m", "--propagation", "private", "sh", "-c", script, NULL };
+	size_t n = 0, i;
 
 	path(pidf, sizeof(pidf), "libvirtd.pid");
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		path(own, sizeof(own), dirs[i][0]);
+		n += snprintf(script + n, sizeof(script) - n,
+			      "mkdir -p %s %s && mount --bind %s %s && ", own, dirs[i][1], own,
+			      dirs[i][1]);
+	}
+	snprintf(script + n, sizeof(script) - n, "exec libvirtd --config %s --pid-file %s", conf,
+		 pidf);
 	libvirtd = spawn(argv, libvirtd_log);
 	/* its socket is there once it takes connections */
 	for (int i = 0; i < 600 && access(sock, F_OK); i++)
