@@ -93,6 +93,9 @@ DOMAIN_XML = '''<domain type='qemu'>
 </domain>
 '''
 
+# the table header's first eight bytes (include/uapi/linux/pagehint.h)
+PAGEHINT_MAGIC = b'PAGEHINT'
+
 # how long a check waits for what must happen before it calls it missing
 MISSING_AFTER_S = 300
 
@@ -478,10 +481,16 @@ def stage_libvirt():
               lv.virsh('version').stdout.strip().splitlines()[-1])
         before = lv.define('before', 256)
         before.start()
+        # QEMU would have made the file too, of the <shmem>'s size, zeroed:
+        # only the hook writes a header, and the guest never writes its magic
         table = '/dev/shm/' + before.table
-        size = os.path.getsize(table) if os.path.exists(table) else None
+        try:
+            with open(table, 'rb') as f:
+                magic = f.read(8)
+        except OSError as e:
+            magic = repr(e).encode()
         check(results, 'the hook prepared the table of a domain before its QEMU started',
-              size == 1 << 20, '%s: %s' % (table, '%d bytes' % size if size else 'missing'))
+              magic == PAGEHINT_MAGIC, '%s starts with %r' % (table, magic))
 
         # started before the daemon, served alike
         wait_for(lambda: before.said('mark: host may look'), MISSING_AFTER_S)
