@@ -324,7 +324,8 @@ static const char *const policy_names[] = {
 /* The element's attributes and children, all checked before any is taken. */
 static int read_element(xmlNodePtr e, struct domxml_metadata *m, char *why, size_t whylen)
 {
-	struct domxml_metadata new = { .target_mib = -1, .policy = DOMXML_POLICY_DEFAULT };
+	struct domxml_metadata new = { .target_mib = -1, .policy = DOMXML_POLICY_DEFAULT,
+				       .weight = DOMXML_DEFAULT_WEIGHT };
 	xmlAttrPtr a;
 	xmlNodePtr c;
 	unsigned int i;
@@ -354,6 +355,25 @@ static int read_element(xmlNodePtr e, struct domxml_metadata *m, char *why, size
 				ok = -1;
 			} else {
 				new.target_mib = bytes;
+			}
+		} else if (!strcmp((const char *)a->name, "floor_mib")) {
+			if (!scaled(s, "", 1, &bytes)) {
+				say(why, whylen, "floor_mib='%.40s' is not a decimal number of MiB", s);
+				ok = -1;
+			} else if (bytes > DOMXML_MAX_TARGET_MIB) {
+				say(why, whylen, "floor_mib='%.40s' is over %lld MiB", s,
+				    DOMXML_MAX_TARGET_MIB);
+				ok = -1;
+			} else {
+				new.floor_mib = bytes;
+			}
+		} else if (!strcmp((const char *)a->name, "weight")) {
+			if (!scaled(s, "", 1, &bytes) || !bytes || bytes > DOMXML_MAX_WEIGHT) {
+				say(why, whylen, "weight='%.40s' is not a whole number from 1 to %d", s,
+				    DOMXML_MAX_WEIGHT);
+				ok = -1;
+			} else {
+				new.weight = bytes;
 			}
 		} else if (!strcmp((const char *)a->name, "policy")) {
 			ok = -1;
@@ -401,8 +421,9 @@ int domxml_metadata(const char *xml, size_t len, struct domxml_metadata *m, char
 				e = c;
 		if (!e) {
 			xmlFreeDoc(doc);
-			m->target_mib = -1;
-			m->policy = DOMXML_POLICY_DEFAULT;
+			*m = (struct domxml_metadata){ .target_mib = -1,
+						       .policy = DOMXML_POLICY_DEFAULT,
+						       .weight = DOMXML_DEFAULT_WEIGHT };
 			return 0;
 		}
 	} else {

@@ -9,7 +9,8 @@
  * The wiring (README, "pagehint under libvirt"):
  *   <memoryBacking><source type='file'/><access mode='shared'/>
  *   <shmem name='pagehint...'><model type='ivshmem-plain'/><size .../>
- *   <metadata><pagehint xmlns='DOMXML_NS' target_mib='N' policy='P'/>
+ *   <metadata><pagehint xmlns='DOMXML_NS' target_mib='N' policy='P'
+ *                       floor_mib='F' weight='W'/>
  * A <shmem> whose name starts with DOMXML_SHMEM_PREFIX is the table;
  * every other <shmem> is the operator's business.
  */
@@ -64,7 +65,13 @@ enum domxml_policy { DOMXML_POLICY_DEFAULT, DOMXML_AGED, DOMXML_IMMEDIATE, DOMXM
 struct domxml_metadata {
 	long long target_mib;		/* -1: none, volatile frames are kept */
 	enum domxml_policy policy;
+	/* under a host budget (share.h): never asked below floor_mib; weight */
+	long long floor_mib;		/* 0 by default */
+	unsigned int weight;		/* 1 .. DOMXML_MAX_WEIGHT; 100 by default */
 };
+
+#define DOMXML_DEFAULT_WEIGHT	100
+#define DOMXML_MAX_WEIGHT	10000
 
 /* 16 TiB: what pagehintd takes as --target-mib at most */
 #define DOMXML_MAX_TARGET_MIB	(16LL << 20)
@@ -72,10 +79,10 @@ struct domxml_metadata {
 /*
  * The pagehint metadata of domain XML @xml, or the element alone as
  * virDomainGetMetadata() returns it.  No element: no target, the default
- * policy.  Returns 0 and fills @m, or -1 with why in @why (a value that is
- * not a decimal number of MiB or "none", too large, an unknown policy,
- * attribute or child element), leaving @m as it was: the caller keeps
- * what it had.
+ * policy, floor 0, weight 100.  Returns 0 and fills @m, or -1 with why in
+ * @why (a value that is not a decimal number of MiB or "none", too large,
+ * an unknown policy, a weight out of range, an unknown attribute or child
+ * element), leaving @m as it was: the caller keeps what it had.
  */
 int domxml_metadata(const char *xml, size_t len, struct domxml_metadata *m, char *why,
 		    size_t whylen);

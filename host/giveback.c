@@ -384,3 +384,20 @@ int giveback_pass_within(struct table *t, struct giveback *g, const struct giveb
 			     over_target(t, target_bytes));
 	return ret;
 }
+
+uint64_t giveback_volatile_ages(const struct table *t, const struct giveback *g,
+				uint64_t frames[GIVEBACK_MAX_PASSES + 1])
+{
+	uint64_t p, n = 0;
+
+	memset(frames, 0, (GIVEBACK_MAX_PASSES + 1) * sizeof(*frames));
+	if (!g->state || g->nr_chunks != t->nr_chunks)
+		return 0;
+	for (p = 0; p < t->nr_frames; p++)
+		/* only frames of guest RAM were read: state[] has no other VOLATILE */
+		if (g->state[p] == PAGEHINT_VOLATILE && table_state(t, p) == PAGEHINT_VOLATILE) {
+			frames[frame_age(g, p)]++;
+			n++;
+		}
+	return n;
+}

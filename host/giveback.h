@@ -103,4 +103,15 @@ int giveback_pass_within(struct table *t, struct giveback *g, const struct giveb
 			 long long target_bytes, const volatile sig_atomic_t *stop,
 			 struct giveback_pass *done);
 
+/*
+ * The aged policy only: the volatile frames of @t the last passes saw,
+ * that are volatile still, by their age in passes (@frames[a]: a passes
+ * old, the last one GIVEBACK_MAX_PASSES or more).  Reads one byte of the
+ * table per frame the daemon saw volatile: what the host budget asks of
+ * the guest is worked out from them (share.h).  Returns their number; 0
+ * without ages.
+ */
+uint64_t giveback_volatile_ages(const struct table *t, const struct giveback *g,
+				uint64_t frames[GIVEBACK_MAX_PASSES + 1]);
+
 #endif

@@ -23,8 +23,13 @@
 #include "host.h"
 #include "log.h"
 #include "metrics.h"
+#include "share.h"
 
 #define RECONNECT_MS	1000
+/* how often the host budget is looked at: a crossing is acted on within 1 s */
+#define BUDGET_TICK_MS	500
+/* a budget state that changes is logged at most this often */
+#define BUDGET_SAY_NS	(10 * NSEC_PER_SEC)
 #define MiB		(1ULL << 20)
 
 /* One domain the daemon serves. */
@@ -35,6 +40,10 @@ struct guest {
 	bool epoch_used;		/* a boot attached to the table's epoch */
 	int attached;			/* as last logged; -1: not yet */
 	bool seen;			/* in the last listing of running domains */
+	/* what the host budget asks of it (share.h) */
+	long long budget_target;	/* GIVEBACK_NO_TARGET: nothing */
+	uint64_t asked, shortfall;	/* frames */
+	uint64_t volatile_by_age[SHARE_AGES], age_ns[SHARE_AGES];
 };
 
 struct host {
@@ -45,6 +54,10 @@ struct host {
 	bool said_unreachable;
 	int events[5];			/* callback ids, -1: none */
 	int pass_timer, reconnect_timer, status_timer, watchdog_timer, metrics_timer;
+	int budget_timer;
+	/* the budget: over it or not, as last worked out and as last logged */
+	bool over_budget, said_over_budget;
+	uint64_t budget_said_ns;
 	bool metrics_failing;		/* the last write of the metrics failed */
 	struct guest **guests;
 	size_t nr_guests;
@@ -152,9 +165,26 @@ static const struct service_limits *limits_for(const struct host *h, enum domxml
 	return &h->o->aged;
 }
 
-static void apply_target(struct guest *g, long long target_mib)
+/*
+ * The guest's target: the lower of its own (its metadata's) and what the
+ * host budget asks of it.  A target lower than before makes its pass due
+ * now: the host acts on a crossing at once, not after an idle backoff.
+ * Returns whether it did.
+ */
+static bool apply_target(struct guest *g)
 {
-	g->svc.target_bytes = target_mib < 0 ? GIVEBACK_NO_TARGET : target_mib * (long long)MiB;
+	long long own = g->md.target_mib < 0 ? GIVEBACK_NO_TARGET : g->md.target_mib * (long long)MiB;
+	long long target = own, before = g->svc.target_bytes;
+
+	if (g->budget_target != GIVEBACK_NO_TARGET &&
+	    (target == GIVEBACK_NO_TARGET || g->budget_target < target))
+		target = g->budget_target;
+	g->svc.target_bytes = target;
+	if (target != GIVEBACK_NO_TARGET && (before == GIVEBACK_NO_TARGET || target < before)) {
+		g->svc.next_pass_ns = 0;
+		return true;
+	}
+	return false;
 }
 
 static const char *policy_name(enum domxml_policy p)
@@ -205,8 +235,9 @@ static void read_metadata(struct host *h, struct guest *g, virDomainPtr dom, boo
 				 g->d.name, why_libvirt());
 			return;
 		}
-		md.target_mib = h->o->default_target_mib;
-		md.policy = DOMXML_POLICY_DEFAULT;
+		md = (struct domxml_metadata){ .target_mib = h->o->default_target_mib,
+					       .policy = DOMXML_POLICY_DEFAULT,
+					       .weight = DOMXML_DEFAULT_WEIGHT };
 	} else if (domxml_metadata(xml, strlen(xml), &md, why, sizeof(why))) {
 		log_line(LOG_WARNING, "domain %s: pagehint metadata ignored: %s; target stays %lld MiB",
 			 g->d.name, why, g->md.target_mib);
@@ -219,6 +250,12 @@ static void read_metadata(struct host *h, struct guest *g, virDomainPtr dom, boo
 			 g->d.name, policy_name(md.policy));
 	if (!live)
 		g->md.policy = md.policy;
+	if (h->o->budget_bytes && (!live || md.floor_mib != g->md.floor_mib ||
+				   md.weight != g->md.weight))
+		log_line(LOG_INFO, "domain %s: under the budget, floor %lld MiB, weight %u",
+			 g->d.name, md.floor_mib, md.weight);
+	g->md.floor_mib = md.floor_mib;
+	g->md.weight = md.weight;
 	if (live && md.target_mib == g->md.target_mib)
 		return;
 	g->md.target_mib = md.target_mib;
@@ -292,8 +329,10 @@ static void attach(struct host *h, virDomainPtr dom)
 		free(g);
 		return;
 	}
-	g->md.target_mib = h->o->default_target_mib;
-	g->md.policy = DOMXML_POLICY_DEFAULT;
+	g->md = (struct domxml_metadata){ .target_mib = h->o->default_target_mib,
+					  .policy = DOMXML_POLICY_DEFAULT,
+					  .weight = DOMXML_DEFAULT_WEIGHT };
+	g->budget_target = GIVEBACK_NO_TARGET;
 	/*
 	 * Another served domain's table (a <shmem> attached live, which no
 	 * hook prepared, naming it): two guests would write states into one
@@ -329,7 +368,7 @@ static void attach(struct host *h, virDomainPtr dom)
 	}
 	h->guests = more;
 	h->guests[h->nr_guests++] = g;
-	apply_target(g, g->md.target_mib);
+	apply_target(g);
 	g->attached = -1;
 	g->seen = true;
 	log_line(LOG_NOTICE, "domain %s (%s, id %d): serving, table %s, RAM %s, policy %s",
@@ -464,7 +503,8 @@ static void on_metadata(virConnectPtr conn, virDomainPtr dom, int type, const ch
 	if (!g)
 		return;
 	read_metadata(h, g, dom, true);
-	apply_target(g, g->md.target_mib);
+	if (apply_target(g))
+		virEventUpdateTimeout(h->pass_timer, 0);
 }
 
 static void on_close(virConnectPtr conn, int reason, void *opaque)
@@ -619,6 +659,79 @@ static void on_pass(int timer, void *opaque)
 							  NSEC_PER_MSEC) : 0);
 }
 
+/* Say whether the guests are over the budget: each change, at most every 10 s. */
+static void say_budget(struct host *h, const struct share_total *total, uint64_t now)
+{
+	if (h->over_budget == h->said_over_budget ||
+	    (h->budget_said_ns && now - h->budget_said_ns < BUDGET_SAY_NS))
+		return;
+	if (h->over_budget)
+		log_line(LOG_NOTICE, "over budget: the domains hold %.1f MiB, the budget is %.1f MiB",
+			 total->held / (double)MiB, h->o->budget_bytes / (double)MiB);
+	else
+		log_line(LOG_NOTICE, "within budget: the domains hold %.1f MiB, the budget is %.1f MiB",
+			 total->held / (double)MiB, h->o->budget_bytes / (double)MiB);
+	h->said_over_budget = h->over_budget;
+	h->budget_said_ns = now;
+}
+
+/*
+ * The host budget, every BUDGET_TICK_MS: what each guest may hold
+ * (share_budget()).  While the guests are within it, a look at each RAM
+ * file's blocks is all it costs; only over it are the guests' volatile
+ * frames counted.  The guests' passes do the giving back, each within its
+ * own budget of reads and fallocate() calls: a guest that cannot give
+ * what it is asked keeps a shortfall, and costs no more passes for it.
+ */
+static void on_budget(int timer, void *opaque)
+{
+	struct host *h = opaque;
+	uint64_t now = now_ns(), held = 0;
+	struct share_total total;
+	struct share_guest *sg;
+	bool due = false;
+	size_t i;
+
+	(void)timer;
+	sg = calloc(h->nr_guests ? h->nr_guests : 1, sizeof(*sg));
+	if (!sg)
+		return;
+	for (i = 0; i < h->nr_guests; i++) {
+		struct guest *g = h->guests[i];
+
+		sg[i].held = ram_resident(&g->svc.t);
+		sg[i].floor = g->md.floor_mib * MiB;
+		sg[i].weight = g->md.weight;
+		held += sg[i].held;
+	}
+	for (i = 0; held > h->o->budget_bytes && i < h->nr_guests; i++) {
+		struct guest *g = h->guests[i];
+
+		if (service_volatile_ages(&g->svc, now, g->volatile_by_age, g->age_ns)) {
+			sg[i].volatile_ = g->volatile_by_age;
+			sg[i].age_ns = g->age_ns;
+		}
+	}
+	if (share_budget(sg, h->nr_guests, h->o->budget_bytes, &total)) {
+		log_line(LOG_ERR, "no memory to work out the budget: targets unchanged");
+		free(sg);
+		return;
+	}
+	for (i = 0; i < h->nr_guests; i++) {
+		struct guest *g = h->guests[i];
+
+		g->budget_target = sg[i].target;
+		g->asked = sg[i].asked;
+		g->shortfall = sg[i].shortfall;
+		due |= apply_target(g);
+	}
+	free(sg);
+	if (due)
+		virEventUpdateTimeout(h->pass_timer, 0);
+	h->over_budget = total.over;
+	say_budget(h, &total, now);
+}
+
 static void on_status(int timer, void *opaque)
 {
 	struct host *h = opaque;
@@ -629,10 +742,14 @@ static void on_status(int timer, void *opaque)
 		struct guest *g = h->guests[i];
 
 		printf("pagehintd: %s %s: %" PRIu64 " passes, %" PRIu64 " chunks read, dropped %"
-		       PRIu64 " unused %" PRIu64 " volatile, host holds %.1f MiB\n", g->d.name,
+		       PRIu64 " unused %" PRIu64 " volatile, host holds %.1f MiB", g->d.name,
 		       table_attached(&g->svc.t) ? "attached" : "waiting", g->svc.passes,
 		       g->svc.chunks_read, g->svc.t.host.dropped_unused,
 		       g->svc.t.host.dropped_volatile, ram_resident(&g->svc.t) / (double)MiB);
+		if (h->o->budget_bytes)
+			printf(", budget asks %.1f MiB, short %.1f MiB",
+			       g->asked * 4096 / (double)MiB, g->shortfall * 4096 / (double)MiB);
+		putchar('\n');
 	}
 	fflush(stdout);
 }
@@ -657,6 +774,9 @@ static void on_metrics(int timer, void *opaque)
 
 		metrics_snapshot(&m[i], &g->svc.t, g->d.name, g->svc.target_bytes);
 		m[i].uuid = g->d.uuid;
+		m[i].budgeted = h->o->budget_bytes;
+		m[i].budget_asked_bytes = g->asked * 4096;
+		m[i].budget_shortfall_bytes = g->shortfall * 4096;
 	}
 	if (metrics_write(h->o->metrics_file, m, h->nr_guests)) {
 		if (!h->metrics_failing)
@@ -698,7 +818,7 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 {
 	struct host h = { .o = o, .stopping = stopping, .pass_timer = -1,
 			  .reconnect_timer = -1, .status_timer = -1, .watchdog_timer = -1,
-			  .metrics_timer = -1,
+			  .metrics_timer = -1, .budget_timer = -1,
 			  .events = { -1, -1, -1, -1, -1 } };
 	sigset_t signals;
 	int sfd, watch;
@@ -725,8 +845,10 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 		h.watchdog_timer = virEventAddTimeout(o->watchdog_ms, on_watchdog, &h, NULL);
 	if (o->metrics_file)
 		h.metrics_timer = virEventAddTimeout(o->metrics_ms, on_metrics, &h, NULL);
+	if (o->budget_bytes)
+		h.budget_timer = virEventAddTimeout(BUDGET_TICK_MS, on_budget, &h, NULL);
 	if (watch < 0 || h.pass_timer < 0 || h.reconnect_timer < 0 ||
-	    (o->watchdog_ms && h.watchdog_timer < 0) ||
+	    (o->watchdog_ms && h.watchdog_timer < 0) || (o->budget_bytes && h.budget_timer < 0) ||
 	    (o->metrics_file && h.metrics_timer < 0)) {
 		log_line(LOG_ERR, "cannot set up the event loop");
 		return 1;
@@ -753,6 +875,8 @@ int host_run(const struct host_options *o, volatile sig_atomic_t *stopping)
 		virEventRemoveTimeout(h.watchdog_timer);
 	if (h.metrics_timer >= 0)
 		virEventRemoveTimeout(h.metrics_timer);
+	if (h.budget_timer >= 0)
+		virEventRemoveTimeout(h.budget_timer);
 	/* domains nobody serves have no metrics: not the last ones, forever */
 	if (o->metrics_file)
 		unlink(o->metrics_file);

@@ -41,6 +41,7 @@ struct host_options {
 	struct service_limits aged, immediate, periodic;
 	unsigned int age_passes;	/* aged: unused for this many passes first */
 	long long default_target_mib;	/* without metadata; -1: none */
+	uint64_t budget_bytes;		/* what all guests may hold together; 0: no budget */
 	unsigned long status_ms;	/* 0: no status lines */
 	unsigned long watchdog_ms;	/* systemd's WATCHDOG=1 this often; 0: none */
 	const char *metrics_file;	/* every domain's metrics; NULL: none */

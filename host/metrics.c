@@ -113,6 +113,18 @@ int metrics_format(FILE *f, const struct guest_metrics *g, size_t n)
 	for (i = 0; i < n; i++)
 		if (g[i].target_bytes >= 0)
 			sample(f, "pagehint_target_bytes", &g[i], NULL, g[i].target_bytes);
+	family(f, "pagehint_budget_asked_bytes", "gauge",
+	       "What the host budget asks the guest to give back; absent: no budget.");
+	for (i = 0; i < n; i++)
+		if (g[i].budgeted)
+			sample(f, "pagehint_budget_asked_bytes", &g[i], NULL,
+			       g[i].budget_asked_bytes);
+	family(f, "pagehint_budget_shortfall_bytes", "gauge",
+	       "Of it, what the guest had no volatile frames for: its scanner is asked for more.");
+	for (i = 0; i < n; i++)
+		if (g[i].budgeted)
+			sample(f, "pagehint_budget_shortfall_bytes", &g[i], NULL,
+			       g[i].budget_shortfall_bytes);
 	family(f, "pagehint_guest_transitions_total", "counter",
 	       "Frame state changes the guest counted, as it wrote them in the table.");
 	for (i = 0; i < n; i++) {

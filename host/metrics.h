@@ -28,6 +28,9 @@ struct guest_metrics {
 	/* this daemon's own, since it started */
 	uint64_t dropped_unused, dropped_volatile, punch_calls, claims_lost;
 	long long target_bytes;		/* < 0: no target */
+	/* under a host budget only (share.h): what it asks of the guest */
+	bool budgeted;
+	uint64_t budget_asked_bytes, budget_shortfall_bytes;
 	/* the guest's, as it wrote them in the header: any value at all */
 	uint64_t guest_to_unused, guest_to_stable, guest_busy_waits, guest_frames_unused;
 };

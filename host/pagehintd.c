@@ -107,6 +107,7 @@ struct options {
 	unsigned long max_reads_s;	/* chunks of the table read a second; 0: no limit */
 	unsigned long status_ms;	/* 0: no status */
 	long target_mib;		/* -1: none, volatile frames are kept */
+	unsigned long budget_mib;	/* host: what all guests may hold; 0: no budget */
 	const char *target_file;	/* re-read on SIGHUP */
 	int chaos;			/* drop unused and volatile at once */
 	int force;			/* init: reuse existing files */
@@ -753,6 +754,7 @@ static int cmd_host(const struct options *o)
 		.run_dir = o->libvirt_run_dir ? o->libvirt_run_dir : HOST_DEFAULT_RUN_DIR,
 		.conf = { .memory_backing_dir = o->memory_backing_dir },
 		.default_target_mib = o->target_mib,
+		.budget_bytes = (uint64_t)o->budget_mib * MiB,
 		.status_ms = o->status_ms,
 		.watchdog_ms = watchdog_ping_ms(),
 		.metrics_file = o->metrics_file,
@@ -919,6 +921,9 @@ static const struct option_doc {
 				   "host holds more than N MiB of the guest" },
 	{ "target-file", 'F', "FILE", "the target from FILE (MiB, or \"none\"), read again\n"
 				       "on SIGHUP" },
+	{ "budget-mib", 'B', "N", "host: the guests together hold at most N MiB: over\n"
+				   "it, their oldest clean cache goes first, each\n"
+				   "domain's floor_mib and weight respected" },
 	{ "connect", 'c', "URI", "host: libvirt's URI (qemu:///system)" },
 	{ "memory-backing-dir", 'D', "DIR", "host: memory_backing_dir as qemu.conf sets it, where\n"
 					     "QEMU's RAM files are (not set: libvirt's default)" },
@@ -948,7 +953,7 @@ static const struct command_doc {
 			      "through a symbolic link)", NULL },
 	{ "run", "tr", "qpialPRsjnMkTFCS", "serve the guest: give its unused frames back to\n"
 				      "the host until SIGTERM or SIGINT", NULL },
-	{ "host", "", "cDLialPRsTMk", "serve every hinted libvirt domain of the host,\n"
+	{ "host", "", "cDLialPRsTMkB", "serve every hinted libvirt domain of the host,\n"
 				  "following libvirt's events, until SIGTERM or SIGINT", NULL },
 	{ "status", "tr", "j", "one status report, beside a running daemon", NULL },
 	{ "libvirt-hook", "", "", "libvirt's qemu hook, the domain's XML on stdin:\n"
@@ -1197,6 +1202,10 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			o.target_file = optarg;
+			break;
+		case 'B':
+			if (parse_number(optarg, "budget-mib", 1, MAX_MEM_MIB, &o.budget_mib))
+				return 2;
 			break;
 		case 'c':
 			o.connect = optarg;

@@ -35,6 +35,7 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 		 struct giveback_pass *done)
 {
 	struct giveback_budget b;
+	uint16_t pass = s->gb.pass;
 	uint64_t wait;
 	int ret;
 
@@ -50,6 +51,8 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 	bucket_spend(&s->frames, done->unused + done->volatile_);
 	s->passes++;
 	s->chunks_read += done->chunks_read;
+	if (s->gb.pass != pass)
+		s->pass_ns[s->gb.pass % (GIVEBACK_MAX_PASSES + 1)] = now_ns;
 
 	/*
 	 * A pass that ran out of a budget found work it could not do: the
@@ -71,4 +74,23 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 	}
 	s->next_pass_ns = now_ns + wait;
 	return ret;
+}
+
+uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
+			       uint64_t frames[GIVEBACK_MAX_PASSES + 1],
+			       uint64_t age_ns[GIVEBACK_MAX_PASSES + 1])
+{
+	uint64_t n = 0;
+	unsigned int a;
+
+	memset(frames, 0, (GIVEBACK_MAX_PASSES + 1) * sizeof(*frames));
+	if (table_attached(&s->t))
+		n = giveback_volatile_ages(&s->t, &s->gb, frames);
+	for (a = 0; a <= GIVEBACK_MAX_PASSES; a++) {
+		/* a pass before the first this service made: as old as can be */
+		uint64_t at = s->pass_ns[(uint16_t)(s->gb.pass - a) % (GIVEBACK_MAX_PASSES + 1)];
+
+		age_ns[a] = at && at <= now_ns ? now_ns - at : now_ns;
+	}
+	return n;
 }

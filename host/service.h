@@ -41,6 +41,8 @@ struct service {
 	uint64_t next_pass_ns;		/* when the next pass is due */
 	/* what passes read and gave back, for status, metrics and tests */
 	uint64_t passes, chunks_read, starved;
+	/* when each of the last passes of the aged policy was, by g->pass */
+	uint64_t pass_ns[GIVEBACK_MAX_PASSES + 1];
 };
 
 /*
@@ -66,5 +68,15 @@ static inline bool service_due(const struct service *s, uint64_t now_ns)
  */
 int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t *stop,
 		 struct giveback_pass *done);
+
+/*
+ * The volatile frames of the guest by age, for the host budget: @frames[a]
+ * of them are @age_ns[a] old at @now_ns (giveback_volatile_ages(), the
+ * passes' numbers turned into times).  Returns their number; 0 without
+ * ages (a policy other than aged) or while the guest is detached.
+ */
+uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
+			       uint64_t frames[GIVEBACK_MAX_PASSES + 1],
+			       uint64_t age_ns[GIVEBACK_MAX_PASSES + 1]);
 
 #endif

@@ -249,7 +249,7 @@ static int metadata(const char *xml, struct domxml_metadata *m, char *why, size_
 
 static void test_metadata(void **state)
 {
-	struct domxml_metadata m = { 0, 0 };
+	struct domxml_metadata m = { 0 };
 	char why[256], *xml;
 
 	(void)state;
@@ -266,12 +266,22 @@ static void test_metadata(void **state)
 				  sizeof(why)), 0);
 	assert_int_equal(m.target_mib, -1);
 	assert_int_equal(m.policy, DOMXML_IMMEDIATE);
-	/* no pagehint metadata: no target */
+	assert_int_equal(m.floor_mib, 0);
+	assert_int_equal(m.weight, DOMXML_DEFAULT_WEIGHT);
+	/* under a host budget */
+	assert_int_equal(metadata("<pagehint floor_mib='512' weight='250'/>", &m, why, sizeof(why)),
+			 0);
+	assert_int_equal(m.target_mib, -1);
+	assert_int_equal(m.floor_mib, 512);
+	assert_int_equal(m.weight, 250);
+	/* no pagehint metadata: no target, no floor, the default weight */
 	m.target_mib = 5;
 	xml = fixture("not-wired", 4);
 	*strstr(xml, "urn:x-pagehint") = 'X';	/* another namespace's element */
 	assert_int_equal(domxml_metadata(xml, strlen(xml), &m, why, sizeof(why)), 0);
 	assert_int_equal(m.target_mib, -1);
+	assert_int_equal(m.floor_mib, 0);
+	assert_int_equal(m.weight, DOMXML_DEFAULT_WEIGHT);
 	free(xml);
 }
 
@@ -286,6 +296,11 @@ static const struct {
 	{ "<pagehint target_mib='16777217'/>", "target_mib='16777217' is over 16777216 MiB" },
 	{ "<pagehint target_mib='99999999999999999999999'/>", "is not a decimal number" },
 	{ "<pagehint policy='greedy'/>", "policy='greedy' is none of" },
+	{ "<pagehint floor_mib='-1'/>", "floor_mib='-1' is not a decimal number of MiB" },
+	{ "<pagehint floor_mib='16777217'/>", "floor_mib='16777217' is over 16777216 MiB" },
+	{ "<pagehint weight='0'/>", "weight='0' is not a whole number from 1 to 10000" },
+	{ "<pagehint weight='10001'/>", "weight='10001' is not a whole number from 1 to 10000" },
+	{ "<pagehint weight='heavy'/>", "weight='heavy' is not a whole number" },
 	{ "<pagehint target='100'/>", "unknown attribute target" },
 	{ "<pagehint target_mib='100'><target>5</target></pagehint>", "unknown element <target>" },
 	{ "<other target_mib='100'/>", "not a <pagehint> element" },
@@ -294,7 +309,8 @@ static const struct {
 
 static void test_bad_metadata(void **state)
 {
-	struct domxml_metadata m = { .target_mib = 300, .policy = DOMXML_PERIODIC };
+	struct domxml_metadata m = { .target_mib = 300, .policy = DOMXML_PERIODIC, .floor_mib = 7,
+				     .weight = 3 };
 	char why[256];
 	unsigned int i;
 
@@ -305,7 +321,8 @@ static void test_bad_metadata(void **state)
 		    !strstr(why, bad_metadata[i].why))
 			fail_msg("%s: taken, or \"%s\" without \"%s\"", bad_metadata[i].xml, why,
 				 bad_metadata[i].why);
-		if (m.target_mib != 300 || m.policy != DOMXML_PERIODIC)
+		if (m.target_mib != 300 || m.policy != DOMXML_PERIODIC || m.floor_mib != 7 ||
+		    m.weight != 3)
 			fail_msg("%s changed what the caller had", bad_metadata[i].xml);
 	}
 }
