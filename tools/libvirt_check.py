@@ -12,6 +12,7 @@ run in that namespace too, with libvirt's default URI and paths, as on a
 host.  At the end (Ctrl-C too) every process of the namespace is killed.
 """
 
+import glob
 import os
 import re
 import shutil
@@ -196,11 +197,11 @@ class Libvirt:
             raise OSError('virsh %s: %s' % (' '.join(args), (p.stderr or p.stdout).strip()))
         return p
 
-    def start_daemon(self):
+    def start_daemon(self, *extra):
         self.daemon = subprocess.Popen(
             self.ns([vm.PAGEHINTD, 'host', '--memory-backing-dir', self.path('ram'),
                      '--status-ms', '500', '--metrics-file', self.path('metrics.prom'),
-                     '--metrics-ms', '500']),
+                     '--metrics-ms', '500'] + list(extra)),
             stdin=subprocess.DEVNULL, stdout=open(self.path('pagehintd.out'), 'a'),
             stderr=open(self.path('pagehintd.log'), 'a'), preexec_fn=vm.die_with_parent)
 
@@ -210,14 +211,28 @@ class Libvirt:
     def status(self, name):
         """The daemon's last status line for domain NAME, as numbers."""
         pat = re.compile(r'^pagehintd: %s (attached|waiting): (\d+) passes, (\d+) chunks read, '
-                         r'dropped (\d+) unused (\d+) volatile, host holds ([\d.]+) MiB$'
+                         r'dropped (\d+) unused (\d+) volatile, host holds ([\d.]+) MiB'
+                         r'(?:, budget asks ([\d.]+) MiB, short ([\d.]+) MiB)?$'
                          % re.escape(name), re.M)
         found = pat.findall(read(self.path('pagehintd.out')))
         if not found:
             return None
-        state, passes, chunks, unused, volatile, holds = found[-1]
+        state, passes, chunks, unused, volatile, holds, asks, short = found[-1]
         return {'attached': state == 'attached', 'unused': int(unused),
-                'volatile': int(volatile), 'holds_mib': float(holds)}
+                'volatile': int(volatile), 'holds_mib': float(holds),
+                'asks_mib': float(asks or 0), 'short_mib': float(short or 0)}
+
+    def stop_daemon(self):
+        self.daemon.send_signal(signal.SIGTERM)
+        self.daemon.wait(timeout=60)
+        return self.daemon.returncode
+
+    def ram_held(self, dom):
+        """What the host holds of domain DOM: its RAM file's blocks, in bytes."""
+        found = glob.glob(self.path('ram', 'libvirt', 'qemu', '*-' + dom.name, 'pc.ram'))
+        if len(found) != 1:
+            raise OSError('%s: no one RAM file: %s' % (dom.name, found))
+        return os.stat(found[0]).st_blocks * 512
 
     def define(self, name, mem_mib, plan='libvirt', shmem_mib=1, table=None, access='shared'):
         d = self.path('guests', name)
@@ -472,6 +487,80 @@ def unplug_and_plug(lv, dom, results):
                                   read(console).count(guestlog.ATTACHED)))
 
 
+# what the budget makes the two guests give back beyond their unused frames
+BUDGET_CUT_MIB = 24
+
+
+def budget_pair():
+    """Two domains under one host budget: B must give what the two hold
+    above it, from its clean cache; A, whose floor is all it has, gives
+    nothing.  Both guests' data is checked after."""
+    results = []
+    lv = Libvirt()
+    try:
+        lv.start()
+        a = lv.define('budget-a', 256, plan='libvirt-budget')
+        b = lv.define('budget-b', 256, plan='libvirt-budget')
+        # without a budget first (the domains' metadata: immediate): the
+        # daemon gives back every unused frame, so that what the budget
+        # then takes can only come from the clean cache
+        lv.start_daemon()
+        a.start()
+        b.start()
+        for dom in (a, b):
+            cached = wait_for(lambda: dom.said('mark: cached'), MISSING_AFTER_S)
+            check(results, 'budget: %s read its data disk' % dom.name, cached,
+                  '' if cached else 'no mark')
+            check_served(lv, results, 'budget: %s is served' % dom.name, dom)
+        rc = lv.stop_daemon()
+        check(results, 'budget: the daemon without a budget ends with status 0', rc == 0,
+              'exit status %s' % rc)
+        held = lv.ram_held(a) + lv.ram_held(b)
+        budget_mib = held // (1 << 20) - BUDGET_CUT_MIB
+        set_metadata(lv, a, '<pagehint target_mib="none" policy="aged" floor_mib="256"/>')
+        set_metadata(lv, b, '<pagehint target_mib="none" policy="aged"/>')
+        lv.start_daemon('--budget-mib', str(budget_mib))
+        check_said(lv, results, 'budget: the daemon sees the domains over its budget',
+                   r'^pagehintd: over budget: the domains hold [\d.]+ MiB, the budget is '
+                   r'%d\.0 MiB$' % budget_mib)
+
+        def within():
+            sa, sb = lv.status(a.name), lv.status(b.name)
+            if sa and sb and sa['holds_mib'] + sb['holds_mib'] <= budget_mib + 1:
+                return sa, sb
+            return None
+        got = wait_for(within, MISSING_AFTER_S)
+        sa, sb = got or (lv.status(a.name), lv.status(b.name))
+        check(results, 'budget: the two domains come within the budget of %d MiB' % budget_mib,
+              got, 'they hold %s and %s MiB' % (sa and sa['holds_mib'], sb and sb['holds_mib']))
+        check(results, 'budget: the domain above its floor gave its clean cache',
+              sb and sb['volatile'] > 0, 'status: %s' % sb)
+        check(results, 'budget: the domain at its floor was asked for nothing',
+              sa and sa['volatile'] == 0 and sa['asks_mib'] == 0, 'status: %s' % sa)
+        for dom in (a, b):
+            dom.tell('checked')
+        for dom in (a, b):
+            ended = wait_for(lambda: dom.state() == 'shut off', MISSING_AFTER_S)
+            check(results, 'budget: %s ran its plan and powered off' % dom.name, ended,
+                  '' if ended else 'still %s' % dom.state())
+            results += guestlog.evaluate(dom.result(), 'libvirt ' + dom.name, attached=True)
+        found = {}
+        for dom in (a, b):
+            m = re.search(r'^mark: frames found dropped and read again: (\d+)$', dom.tap(), re.M)
+            found[dom.name] = int(m.group(1)) if m else None
+        check(results, 'budget: %s read again what the host took, its data intact' % b.name,
+              found[b.name], 'it says %s' % found[b.name])
+        check(results, 'budget: %s found nothing taken' % a.name, found[a.name] == 0,
+              'it says %s' % found[a.name])
+        rc = lv.stop_daemon()
+        check(results, 'budget: the daemon ends with status 0', rc == 0, 'exit status %s' % rc)
+    except (OSError, subprocess.SubprocessError) as e:
+        check(results, 'budget: the checks ran to their end', False, 'they broke off: %s' % e)
+    finally:
+        lv.stop()
+    return results
+
+
 def stage_libvirt():
     results = []
     lv = Libvirt()
@@ -594,12 +683,11 @@ def stage_libvirt():
                    r'^pagehintd: domain %s: no longer served: it stopped$'
                    % re.escape(before.name))
 
-        lv.daemon.send_signal(signal.SIGTERM)
-        lv.daemon.wait(timeout=60)
-        check(results, 'the daemon ends with status 0 on SIGTERM', lv.daemon.returncode == 0,
-              'exit status %s' % lv.daemon.returncode)
+        rc = lv.stop_daemon()
+        check(results, 'the daemon ends with status 0 on SIGTERM', rc == 0,
+              'exit status %s' % rc)
     except (OSError, subprocess.SubprocessError) as e:
         check(results, 'the checks ran to their end', False, 'they broke off: %s' % e)
     finally:
         lv.stop()
-    return results
+    return results + budget_pair()
