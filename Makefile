@@ -6,6 +6,8 @@
 #              KUnit, hinting end to end, and the runner's own self-test
 # make bench   host-resident memory: no hinting, free page reporting,
 #              pagehint (writes docs/bench.md)
+# make bench-density  how many guests one host carries under a memory
+#              limit, by setup (writes docs/bench-density.md; hours)
 # make fuzz    the host's fuzz targets, 10 minutes each
 #
 # Both install what they need first (scripts/deps.sh).
@@ -13,12 +15,12 @@
 VARIANT ?= debug
 B := build
 
-.PHONY: all deps deps-host tree export kernel build-each host initramfs disks build qemu s390 check run bench fuzz clean help
+.PHONY: all deps deps-host tree export kernel build-each host initramfs disks build qemu s390 check run bench bench-density fuzz clean help
 
 all: build
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh all
@@ -83,6 +85,10 @@ bench: deps
 	@$(MAKE) --no-print-directory build VARIANT=release
 	@$(MAKE) --no-print-directory s390
 	@tools/bench.py
+
+bench-density: deps
+	@$(MAKE) --no-print-directory build VARIANT=release
+	@tools/density.py
 
 clean:
 	rm -rf $(B)/obj-* $(B)/initramfs-* $(B)/disks $(B)/logs $(B)/host $(B)/hdr $(B)/selftests-mm $(B)/each \

@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench-density: how many guests one host carries, by setup.
+
+The scaled-down shape of the published density tests, on this machine:
+every QEMU in one memory cgroup with a hard limit (DENSITY_LIMIT_MIB,
+4096 by default), a host swap file the benchmark makes and removes, so
+that going over the limit costs visible swap I/O instead of killing a
+guest; N guests of 1 GiB (one vCPU online, two possible: TCG's atomics),
+the release kernel, each running guest/plans/density (random reads from
+its page cache, a 256 MiB burst every 8th round, 4 s pauses: two cores
+carry many).  The same guests and workload under each setup:
+
+  no hinting            the guest's page states off, nothing given back
+  free page reporting   virtio-balloon's, as Linux and QEMU ship it
+  pagehint, budget      one pagehintd host --budget-mib for all guests
+
+For each setup and N (DENSITY_N, "2 4 6 8 10 12"): boot, let every guest
+read its disk and warm up (DENSITY_WARMUP_S), then measure for
+DENSITY_MEASURE_S: rounds a minute in all, the 95th percentile of a
+round's time, host swap-in and swap-out, what the RAM files and the
+cgroup hold, the guests' major faults and frames read again, and the CPU
+of pagehintd and kswapd.  The knee is the first N where the rounds a
+minute per guest fall below half of N=2's, or the p95 above twice N=2's
+(the z/VM criterion).  Writes docs/bench-density.md and
+docs/bench-density.svg.  A benchmark, not a test: nothing here judges.
+"""
+
+import glob
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+import libvirt_check as lc  # noqa: E402
+import vm  # noqa: E402
+
+GUEST_MIB = 1024
+VARIANT = os.environ.get('VARIANT', 'release')
+LIMIT_MIB = int(os.environ.get('DENSITY_LIMIT_MIB', '4096'))
+NS = tuple(int(n) for n in os.environ.get('DENSITY_N', '2 4 6 8 10 12').split())
+WARMUP_S = int(os.environ.get('DENSITY_WARMUP_S', '30'))
+MEASURE_S = int(os.environ.get('DENSITY_MEASURE_S', '120'))
+ALL_SETUPS = ('no hinting', 'free page reporting', 'pagehint, budget')
+# DENSITY_SETUPS: some of them, separated by ";"
+SETUPS = [n.strip() for n in os.environ.get('DENSITY_SETUPS', ';'.join(ALL_SETUPS)).split(';')]
+# what the pagehint budget leaves of the limit to the rest of QEMU (its
+# own memory, TCG's code buffer): measured at start, plus this margin
+BUDGET_MARGIN = 0.05
+MD = os.path.join(vm.TOP, 'docs', 'bench-density.md')
+SVG = os.path.join(vm.TOP, 'docs', 'bench-density.svg')
+BOOT_S = 300            # for every guest to read its disk, at most
+
+DOMAIN_XML = '''<domain type='qemu'>
+  <name>{name}</name>
+  <memory unit='MiB'>{mem_mib}</memory>
+  <memoryBacking>
+    <source type='file'/>
+    <access mode='shared'/>
+  </memoryBacking>
+  <vcpu current='1'>2</vcpu>
+  <cpu mode='maximum'/>
+  <os>
+    <type arch='x86_64' machine='q35'>hvm</type>
+    <kernel>{kernel}</kernel>
+    <initrd>{initrd}</initrd>
+    <cmdline>console=ttyS0 panic=-1 plan=density kunit.enable=0{cmdline}</cmdline>
+  </os>
+  <features><acpi/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <disk type='file' device='disk'>
+      <driver name='qemu' type='raw' cache='none'/>
+      <source file='{disk}'/>
+      <target dev='vda' bus='virtio'/>
+      <readonly/>
+    </disk>
+    <serial type='file'><source path='{dir}/console.log'/><target port='0'/></serial>
+    <serial type='file'><source path='{dir}/tap.log'/><target port='1'/></serial>
+    {devices}
+    <controller type='usb' model='none'/>
+    {balloon}
+  </devices>
+</domain>
+'''
+SHMEM = '''<shmem name='{table}'><model type='ivshmem-plain'/><size unit='M'>1</size></shmem>'''
+BALLOON_FPR = "<memballoon model='virtio' freePageReporting='on'/>"
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def write(path, text):
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+class Cgroup:
+    """One memory cgroup for every QEMU, with a hard limit: v1's
+    memory.limit_in_bytes, or v2's memory.max."""
+
+    def __init__(self, limit_bytes):
+        self.v2 = os.path.exists('/sys/fs/cgroup/cgroup.controllers')
+        root = '/sys/fs/cgroup' if self.v2 else '/sys/fs/cgroup/memory'
+        self.path = os.path.join(root, 'pagehint-density-%d' % os.getpid())
+        os.mkdir(self.path)
+        if self.v2:
+            write(os.path.join(self.path, 'memory.max'), str(limit_bytes))
+        else:
+            write(os.path.join(self.path, 'memory.limit_in_bytes'), str(limit_bytes))
+            # what QEMU touched before it moved in comes along (deprecated, still there in v1)
+            try:
+                write(os.path.join(self.path, 'memory.move_charge_at_immigrate'), '3')
+            except OSError:
+                pass
+
+    def add(self, pid):
+        write(os.path.join(self.path, 'cgroup.procs'), str(pid))
+
+    def usage(self):
+        name = 'memory.current' if self.v2 else 'memory.usage_in_bytes'
+        return int(read(os.path.join(self.path, name)))
+
+    def swapped(self):
+        """Bytes of the cgroup's memory in host swap."""
+        if self.v2:
+            return int(read(os.path.join(self.path, 'memory.swap.current')))
+        m = re.search(r'^swap (\d+)$', read(os.path.join(self.path, 'memory.stat')), re.M)
+        return int(m.group(1)) if m else 0
+
+    def remove(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                # processes still in it (ending): into the parent with them
+                for pid in read(os.path.join(self.path, 'cgroup.procs')).split():
+                    try:
+                        write(os.path.join(os.path.dirname(self.path), 'cgroup.procs'), pid)
+                    except OSError:
+                        pass
+                time.sleep(0.2)
+
+
+class SwapFile:
+    """A host swap area for the benchmark's run only."""
+
+    def __init__(self, mib):
+        self.path = os.path.join(vm.BUILD, 'density.swap')
+        self.on = False
+        subprocess.run(['swapoff', self.path], capture_output=True)
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        subprocess.run(['fallocate', '-l', '%dM' % mib, self.path], check=True)
+        os.chmod(self.path, 0o600)
+        subprocess.run(['mkswap', '-q', self.path], check=True, capture_output=True)
+        subprocess.run(['swapon', self.path], check=True)
+        self.on = True
+
+    def remove(self):
+        if self.on:
+            subprocess.run(['swapoff', self.path])
+        self.on = False
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+
+def vmstat(name):
+    m = re.search(r'^%s (\d+)$' % name, read('/proc/vmstat'), re.M)
+    return int(m.group(1)) if m else 0
+
+
+def cpu_s(pid):
+    """CPU seconds process PID has used; None when it is gone."""
+    try:
+        fields = read('/proc/%d/stat' % pid).rsplit(')', 1)[1].split()
+    except (OSError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def kswapd_pids():
+    pids = []
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and read('/proc/%s/comm' % p).startswith('kswapd'):
+                pids.append(int(p))
+        except OSError:
+            pass
+    return pids
+
+
+ROUND = re.compile(r'^mark: round (\d+) ([\d.]+) (\d+) (\d+)$', re.M)
+
+
+def rounds(dom):
+    """The guest's rounds so far: [(n, ms, discarded, majflt)]."""
+    return [(int(n), float(ms), int(d), int(m)) for n, ms, d, m in ROUND.findall(dom.tap())]
+
+
+def define(lv, name, setup):
+    d = lv.path('guests', name)
+    os.makedirs(d)
+    hint = setup == 'pagehint, budget'
+    table = 'pagehint-lv%d-%s' % (os.getpid(), name)
+    xml = DOMAIN_XML.format(
+        name=name, mem_mib=GUEST_MIB, dir=d, disk=os.path.join(bench.BENCH_DISKS, 'data.img'),
+        kernel=vm.kernel_image(lv.variant), initrd=vm.initramfs(lv.variant),
+        cmdline='' if hint else ' page_states=off',
+        devices=SHMEM.format(table=table) if hint else '',
+        balloon=BALLOON_FPR if setup == 'free page reporting' else "<memballoon model='none'/>")
+    write(os.path.join(d, 'domain.xml'), xml)
+    lv.virsh('define', os.path.join(d, 'domain.xml'))
+    return lc.Domain(lv, name, d, GUEST_MIB, 'density', table if hint else None)
+
+
+def ram_held(lv):
+    return sum(os.stat(p).st_blocks * 512
+               for p in glob.glob(lv.path('ram', 'libvirt', 'qemu', '*', 'pc.ram')))
+
+
+def run_point(setup, n, cg_limit):
+    """One setup with N guests: what the measurement window saw."""
+    print('density: %s, %d guests' % (setup, n), flush=True)
+    lv = lc.Libvirt(VARIANT)
+    cg = None
+    try:
+        lv.start()
+        cg = Cgroup(cg_limit)
+        doms = [define(lv, 'd%02d' % i, setup) for i in range(n)]
+        for dom in doms:
+            dom.started = time.monotonic()
+            lv.virsh('start', '--paused', dom.name)
+            pid = int(read(lv.path('run', 'qemu', dom.name + '.pid')).strip())
+            cg.add(pid)
+            lv.virsh('resume', dom.name)
+        for dom in doms:
+            if not lc.wait_for(lambda: dom.said('mark: ready') or dom.state() != 'running',
+                               BOOT_S + 30 * n, step=1) or not dom.said('mark: ready'):
+                raise OSError('%s never read its disk (%s); see %s' % (
+                    dom.name, dom.state(), os.path.join(dom.run_dir, 'console.log')))
+        budget_mib = None
+        if setup == 'pagehint, budget':
+            # what QEMU holds beside the RAM files stays; the budget is the rest
+            overhead = cg.usage() - ram_held(lv)
+            budget_mib = int((cg_limit - max(overhead, 0)) * (1 - BUDGET_MARGIN)) >> 20
+            lv.start_daemon('--budget-mib', str(budget_mib))
+        time.sleep(WARMUP_S)
+
+        daemon_pid = lv.daemon.pid if lv.daemon else None
+        kswapd = kswapd_pids()
+        start = dict(t=time.monotonic(), rounds={d.name: rounds(d) for d in doms},
+                     pswpin=vmstat('pswpin'), pswpout=vmstat('pswpout'),
+                     daemon=cpu_s(daemon_pid) if daemon_pid else None,
+                     kswapd=sum(cpu_s(p) or 0 for p in kswapd))
+        held, usage = [], []
+        while time.monotonic() - start['t'] < MEASURE_S:
+            held.append(ram_held(lv))
+            usage.append(cg.usage())
+            time.sleep(1)
+        t = time.monotonic() - start['t']
+        end = {d.name: rounds(d) for d in doms}
+        times, done, discarded, majflt = [], 0, 0, 0
+        for dom in doms:
+            before, after = start['rounds'][dom.name], end[dom.name]
+            last = before[-1] if before else (0, 0, 0, 0)
+            new = [r for r in after if r[0] > last[0]]
+            done += len(new)
+            times += [r[1] for r in new]
+            if new:
+                discarded += new[-1][2] - last[2]
+                majflt += new[-1][3] - last[3]
+        daemon_cpu = cpu_s(daemon_pid) if daemon_pid else None
+        return dict(
+            ok=True, n=n, budget_mib=budget_mib,
+            rounds_min=done * 60 / t,
+            per_guest=done * 60 / t / n,
+            p95=statistics.quantiles(times, n=20)[-1] if len(times) >= 2 else None,
+            median=statistics.median(times) if times else None,
+            swapin_mib=(vmstat('pswpin') - start['pswpin']) * 4096 / (1 << 20),
+            swapout_mib=(vmstat('pswpout') - start['pswpout']) * 4096 / (1 << 20),
+            held_mib=statistics.median(held) / (1 << 20),
+            cgroup_mib=statistics.median(usage) / (1 << 20),
+            cgroup_swap_mib=cg.swapped() / (1 << 20),
+            discarded=discarded, majflt=majflt,
+            daemon_cpu=(daemon_cpu - start['daemon']) / t * 100
+            if daemon_cpu is not None and start['daemon'] is not None else None,
+            kswapd_cpu=(sum(cpu_s(p) or 0 for p in kswapd) - start['kswapd']) / t * 100)
+    except (OSError, subprocess.SubprocessError) as e:
+        print('density: %s, %d guests: %s' % (setup, n, e), flush=True)
+        return dict(ok=False, n=n, why=str(e))
+    finally:
+        lv.stop()
+        if cg:
+            cg.remove()
+
+
+def knee(rows):
+    """The first N whose rounds a minute per guest are below half of the
+    smallest N's, or whose p95 is above twice its: None if none."""
+    ok = [r for r in rows if r['ok'] and r['p95']]
+    if not ok:
+        return None
+    base = ok[0]
+    for r in ok[1:]:
+        if r['per_guest'] < base['per_guest'] / 2 or r['p95'] > 2 * base['p95']:
+            return r['n']
+    return None
+
+
+def fmt(v, spec='%.0f'):
+    return '-' if v is None else spec % v
+
+
+def plot(runs):
+    with tempfile.TemporaryDirectory(prefix='pagehint-density-') as d:
+        plots = {'rounds': [], 'held': []}
+        for i, (setup, rows) in enumerate(runs.items()):
+            data = os.path.join(d, '%d.dat' % i)
+            with open(data, 'w') as f:
+                for r in rows:
+                    if r['ok']:
+                        f.write('%d %.2f %.1f\n' % (r['n'], r['rounds_min'],
+                                                    r['held_mib'] + r['cgroup_swap_mib']))
+            title = setup.replace("'", '')
+            plots['rounds'].append("'%s' using 1:2 with linespoints lw 2 title '%s'"
+                                   % (data, title))
+            plots['held'].append("'%s' using 1:3 with linespoints lw 2 title '%s'"
+                                 % (data, title))
+        script = [
+            "set terminal svg size 960,800 dynamic font 'sans,12'", "set output '%s'" % SVG,
+            'set multiplot layout 2,1', 'set grid', 'set key outside right top',
+            "set xlabel 'guests (1 GiB each)'", 'set yrange [0:*]',
+            "set title 'throughput: rounds a minute, all guests (limit %d MiB)'" % LIMIT_MIB,
+            "set ylabel 'rounds / minute'", 'plot ' + ', '.join(plots['rounds']),
+            "set title 'guest memory the host keeps: RAM files resident + swapped'",
+            "set ylabel 'MiB'", 'plot ' + ', '.join(plots['held']), 'unset multiplot']
+        subprocess.run(['gnuplot'], input='\n'.join(script), text=True, check=True,
+                       capture_output=True)
+
+
+def report(runs, commit, started):
+    lines = [
+        '# Density: how many guests one host carries',
+        '',
+        'Generated by `make bench-density` (tools/density.py) at commit %s, %s, on a '
+        '%d-core host under TCG. Every QEMU in one memory cgroup with a hard limit of %d MiB '
+        'and a host swap file, so that going over it costs host swap I/O; N guests of %d '
+        'MiB (the release kernel, one vCPU), each running guest/plans/density: random 64 '
+        'KiB reads of 32 MiB from the 300 MiB it cached, every 8th round a burst of 256 MiB '
+        'written and freed, 4 s pauses between rounds. %d s of warm-up after every guest '
+        'read its disk, then %d s measured. "pagehint, budget" is one `pagehintd host '
+        '--budget-mib` for all guests, the budget the limit less what QEMU held beside the '
+        'RAM files at start, less %d%%. One run per point: the spread between runs is not '
+        'measured yet.'
+        % (commit, started, os.cpu_count(), LIMIT_MIB, GUEST_MIB, WARMUP_S, MEASURE_S,
+           BUDGET_MARGIN * 100),
+        '',
+        '![throughput and host-resident memory against N](%s)' % os.path.basename(SVG),
+        '']
+    for setup, rows in runs.items():
+        k = knee(rows)
+        lines += ['## %s' % setup, '',
+                  'Knee (rounds a minute per guest below half of N=%d\'s, or p95 above twice '
+                  'its): %s.' % (rows[0]['n'], 'N = %d' % k if k else 'not reached'),
+                  '',
+                  '| N | rounds/min | per guest | p95 round (ms) | median round (ms) | '
+                  'swap in (MiB) | swap out (MiB) | RAM files hold (MiB) | cgroup (MiB) | '
+                  'in swap (MiB) | major faults | frames read again | pagehintd CPU | '
+                  'kswapd CPU | budget (MiB) |',
+                  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+        for r in rows:
+            if not r['ok']:
+                lines.append('| %d | failed: %s |' % (r['n'], r['why']))
+                continue
+            lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | '
+                         '%s | %s |' % (
+                             r['n'], fmt(r['rounds_min'], '%.1f'), fmt(r['per_guest'], '%.2f'),
+                             fmt(r['p95']), fmt(r['median']), fmt(r['swapin_mib']),
+                             fmt(r['swapout_mib']), fmt(r['held_mib']),
+                             fmt(r['cgroup_mib']), fmt(r['cgroup_swap_mib']), r['majflt'],
+                             r['discarded'], fmt(r['daemon_cpu'], '%.1f%%'),
+                             fmt(r['kswapd_cpu'], '%.1f%%'), fmt(r['budget_mib'])))
+        lines.append('')
+    return lines
+
+
+def main():
+    unknown = [s for s in SETUPS if s not in ALL_SETUPS]
+    if unknown:
+        print('density: no setup %s (there are: %s)' % (', '.join(unknown), '; '.join(ALL_SETUPS)),
+              file=sys.stderr)
+        return 2
+    if os.geteuid():
+        print('density: needs root (a memory cgroup, a swap file, libvirtd)', file=sys.stderr)
+        return 2
+    bench.make_disks()
+    commit = subprocess.run(['git', '-C', vm.TOP, 'describe', '--always', '--dirty'],
+                            capture_output=True, text=True).stdout.strip()
+    started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    swap = SwapFile(max(NS) * GUEST_MIB + 1024)
+    runs = {s: [] for s in SETUPS}
+    try:
+        for n in NS:
+            for setup in SETUPS:
+                runs[setup].append(run_point(setup, n, LIMIT_MIB << 20))
+    finally:
+        swap.remove()
+    plot(runs)
+    text = '\n'.join(report(runs, commit, started)) + '\n'
+    print(text)
+    write(MD, text)
+    return 0 if all(r['ok'] for rows in runs.values() for r in rows) else 1
+
+
+if __name__ == '__main__':
+    vm.exit_on_sigterm()
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print('density: interrupted; its guests, daemon, cgroup and swap file are gone',
+              file=sys.stderr)
+        sys.exit(130)
