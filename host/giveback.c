@@ -13,6 +13,7 @@
  */
 #define STAMP_CLAMP	(1U << 15)
 #define NOT_READ	0xff		/* a state no frame's age counts from */
+#define MSEC_NS		1000000ULL	/* nanoseconds in a millisecond */
 
 static uint64_t map_words(uint64_t nr_chunks)
 {
@@ -41,6 +42,8 @@ int giveback_init(struct giveback *g, const struct table *t, bool aged, unsigned
 	g->changed = calloc(words ? words : 1, sizeof(uint64_t));
 	g->unused_left = calloc(words ? words : 1, sizeof(uint64_t));
 	g->volatile_left = calloc(words ? words : 1, sizeof(uint64_t));
+	g->volatile_count = calloc(t->nr_chunks ? t->nr_chunks : 1, sizeof(*g->volatile_count));
+	g->volatile_since = calloc(t->nr_chunks ? t->nr_chunks : 1, sizeof(*g->volatile_since));
 	if (aged) {
 		g->state = malloc(frames);
 		g->since = calloc(frames, sizeof(*g->since));
@@ -49,8 +52,8 @@ int giveback_init(struct giveback *g, const struct table *t, bool aged, unsigned
 			memset(g->state, NOT_READ, frames);
 	}
 	g->min_unused = min_unused > GIVEBACK_MAX_PASSES ? GIVEBACK_MAX_PASSES : min_unused;
-	if (!g->changed || !g->unused_left || !g->volatile_left ||
-	    (aged && (!g->state || !g->since || !g->last_read))) {
+	if (!g->changed || !g->unused_left || !g->volatile_left || !g->volatile_count ||
+	    !g->volatile_since || (aged && (!g->state || !g->since || !g->last_read))) {
 		giveback_free(g);
 		errno = ENOMEM;
 		return -1;
@@ -66,6 +69,8 @@ void giveback_free(struct giveback *g)
 	free(g->state);
 	free(g->since);
 	free(g->last_read);
+	free(g->volatile_count);
+	free(g->volatile_since);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -113,9 +118,9 @@ static bool chunk_span(const struct table *t, uint64_t c, unsigned int r, uint64
 static void read_chunk(const struct table *t, struct giveback *g, uint64_t c, bool named,
 		       uint64_t volatile_by_age[GIVEBACK_MAX_PASSES + 1])
 {
-	bool unused = false, volatile_ = false, restamp = false;
+	bool unused = false, restamp = false;
+	unsigned int r, nr_volatile = 0;
 	uint64_t p, end;
-	unsigned int r;
 
 	/*
 	 * A chunk the summary names that was not read in the last pass may
@@ -137,7 +142,7 @@ static void read_chunk(const struct table *t, struct giveback *g, uint64_t c, bo
 			uint8_t s = table_state(t, p);
 
 			unused |= s == PAGEHINT_UNUSED;
-			volatile_ |= s == PAGEHINT_VOLATILE;
+			nr_volatile += s == PAGEHINT_VOLATILE;
 			if (!g->state)
 				continue;
 			if (s != g->state[p] ||
@@ -150,7 +155,10 @@ static void read_chunk(const struct table *t, struct giveback *g, uint64_t c, bo
 		}
 	}
 	chunk_assign(g->unused_left, c, unused);
-	chunk_assign(g->volatile_left, c, volatile_);
+	chunk_assign(g->volatile_left, c, nr_volatile);
+	if (nr_volatile && (!g->volatile_count[c] || named))
+		g->volatile_since[c] = g->clock_ns;
+	g->volatile_count[c] = nr_volatile;
 }
 
 /* The youngest age at which the oldest volatile frames make up @frames. */
@@ -207,7 +215,7 @@ static bool may_spend(const struct table *t, const struct spend *s, uint64_t don
  * above the target and within the budget; *@done counts the frames given
  * back by the whole pass.
  */
-static int drop_chunk(struct table *t, const struct giveback *g, uint64_t c, uint8_t want,
+static int drop_chunk(struct table *t, struct giveback *g, uint64_t c, uint8_t want,
 		      unsigned int min_age, const struct spend *s, uint64_t *done)
 {
 	uint64_t p, end, len, over;
@@ -236,13 +244,16 @@ static int drop_chunk(struct table *t, const struct giveback *g, uint64_t c, uin
 				return -1;
 			*done += n;
 			*s->total += n;
+			if (want == PAGEHINT_VOLATILE)
+				g->volatile_count[c] -= n < g->volatile_count[c] ?
+							n : g->volatile_count[c];
 		}
 	}
 	return 0;
 }
 
 /* Every chunk of @map, in order, while the pass may spend. */
-static int drop_chunks(struct table *t, const struct giveback *g, const uint64_t *map,
+static int drop_chunks(struct table *t, struct giveback *g, const uint64_t *map,
 		       uint8_t want, unsigned int min_age, const struct spend *s, uint64_t *done)
 {
 	uint64_t c;
@@ -271,6 +282,8 @@ static int drop_chunks(struct table *t, const struct giveback *g, const uint64_t
 static void guest_attached(const struct table *t, struct giveback *g)
 {
 	uint64_t w, words = map_words(g->nr_chunks);
+
+	memset(g->volatile_count, 0, g->nr_chunks * sizeof(*g->volatile_count));
 
 	for (w = 0; w < words; w++)
 		g->changed[w] = ~0ULL;
@@ -385,19 +398,43 @@ int giveback_pass_within(struct table *t, struct giveback *g, const struct giveb
 	return ret;
 }
 
-uint64_t giveback_volatile_ages(const struct table *t, const struct giveback *g,
-				uint64_t frames[GIVEBACK_MAX_PASSES + 1])
+/* The bin of an age: 8 a doubling of 1 + its milliseconds, the last one open. */
+static unsigned int age_bin(uint64_t age_ns)
 {
-	uint64_t p, n = 0;
+	uint64_t x = age_ns / MSEC_NS + 1;
+	unsigned int l = 63 - __builtin_clzll(x), bin;
 
-	memset(frames, 0, (GIVEBACK_MAX_PASSES + 1) * sizeof(*frames));
-	if (!g->state || g->nr_chunks != t->nr_chunks)
-		return 0;
-	for (p = 0; p < t->nr_frames; p++)
-		/* only frames of guest RAM were read: state[] has no other VOLATILE */
-		if (g->state[p] == PAGEHINT_VOLATILE && table_state(t, p) == PAGEHINT_VOLATILE) {
-			frames[frame_age(g, p)]++;
-			n++;
+	bin = 8 * l + (unsigned int)((l >= 3 ? x >> (l - 3) : x << (3 - l)) & 7);
+	return bin < GIVEBACK_AGE_BINS ? bin : GIVEBACK_AGE_BINS - 1;
+}
+
+/* The youngest age in bin @b. */
+static uint64_t bin_age_ns(unsigned int b)
+{
+	unsigned int l = b / 8;
+	uint64_t x = (8ULL + b % 8) << l >> 3;
+
+	return (x ? x - 1 : 0) * MSEC_NS;
+}
+
+uint64_t giveback_volatile_ages(const struct giveback *g, uint64_t now_ns,
+				uint64_t frames[GIVEBACK_AGE_BINS],
+				uint64_t age_ns[GIVEBACK_AGE_BINS])
+{
+	uint64_t c, n = 0;
+	unsigned int b;
+
+	for (b = 0; b < GIVEBACK_AGE_BINS; b++) {
+		frames[b] = 0;
+		age_ns[b] = bin_age_ns(b);
+	}
+	for (c = 0; c < g->nr_chunks; c++)
+		if (g->volatile_count[c]) {
+			uint64_t since = g->volatile_since[c];
+
+			frames[age_bin(now_ns > since ? now_ns - since : 0)] +=
+				g->volatile_count[c];
+			n += g->volatile_count[c];
 		}
 	return n;
 }

@@ -41,6 +41,14 @@
  * so a named chunk that was not read in the last pass has its unused and
  * volatile frames start their ages again: any of them may have been taken
  * back and given up meanwhile.
+ *
+ * With every policy, for the host budget (share.h), each chunk's volatile
+ * frames as its last read counted them (less those given back since), and
+ * since when, on the caller's clock: when the chunk was first read with
+ * volatile frames, or last read after the summary named it (something in
+ * it changed).  A chunk's age is so the age of its youngest change, in
+ * time, not in passes: guests whose passes come at different paces are
+ * compared on one clock.
  */
 struct giveback {
 	uint64_t nr_chunks;
@@ -55,6 +63,10 @@ struct giveback {
 	uint16_t pass;
 	unsigned int min_unused;
 	uint64_t read_cursor;		/* the chunk a pass that ran out of reads stopped at */
+	/* every policy: per chunk, for the host budget */
+	uint16_t *volatile_count;
+	uint64_t *volatile_since;	/* on the clock of clock_ns */
+	uint64_t clock_ns;		/* the caller's time of the pass (service_pass()) */
 };
 
 /*
@@ -103,15 +115,17 @@ int giveback_pass_within(struct table *t, struct giveback *g, const struct giveb
 			 long long target_bytes, const volatile sig_atomic_t *stop,
 			 struct giveback_pass *done);
 
+#define GIVEBACK_AGE_BINS	256
+
 /*
- * The aged policy only: the volatile frames of @t the last passes saw,
- * that are volatile still, by their age in passes (@frames[a]: a passes
- * old, the last one GIVEBACK_MAX_PASSES or more).  Reads one byte of the
- * table per frame the daemon saw volatile: what the host budget asks of
- * the guest is worked out from them (share.h).  Returns their number; 0
- * without ages.
+ * The volatile frames the passes saw and did not give back, by age at
+ * @now_ns, in GIVEBACK_AGE_BINS bins of ages that grow by an eighth from
+ * one to the next (from 1 ms to weeks): @frames[b] frames are at least
+ * @age_ns[b] old.  Reads none of the table, only what the passes counted:
+ * its cost is a look at each chunk's count.  Returns their number.
  */
-uint64_t giveback_volatile_ages(const struct table *t, const struct giveback *g,
-				uint64_t frames[GIVEBACK_MAX_PASSES + 1]);
+uint64_t giveback_volatile_ages(const struct giveback *g, uint64_t now_ns,
+				uint64_t frames[GIVEBACK_AGE_BINS],
+				uint64_t age_ns[GIVEBACK_AGE_BINS]);
 
 #endif

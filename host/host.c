@@ -58,6 +58,7 @@ struct host {
 	/* the budget: over it or not, as last worked out and as last logged */
 	bool over_budget, said_over_budget;
 	uint64_t budget_said_ns;
+	uint64_t budget_held, budget_unmet;	/* bytes, frames: as last worked out */
 	bool metrics_failing;		/* the last write of the metrics failed */
 	struct guest **guests;
 	size_t nr_guests;
@@ -167,24 +168,24 @@ static const struct service_limits *limits_for(const struct host *h, enum domxml
 
 /*
  * The guest's target: the lower of its own (its metadata's) and what the
- * host budget asks of it.  A target lower than before makes its pass due
- * now: the host acts on a crossing at once, not after an idle backoff.
- * Returns whether it did.
+ * host budget asks of it.  A target that changed makes its pass due as
+ * soon as its pace allows (service_hurry()), not after an idle backoff:
+ * the pass gives back, or tells the guest's scanner to rest.  Returns
+ * whether it did.
  */
 static bool apply_target(struct guest *g)
 {
 	long long own = g->md.target_mib < 0 ? GIVEBACK_NO_TARGET : g->md.target_mib * (long long)MiB;
-	long long target = own, before = g->svc.target_bytes;
+	long long target = own;
 
 	if (g->budget_target != GIVEBACK_NO_TARGET &&
 	    (target == GIVEBACK_NO_TARGET || g->budget_target < target))
 		target = g->budget_target;
+	if (target == g->svc.target_bytes)
+		return false;
 	g->svc.target_bytes = target;
-	if (target != GIVEBACK_NO_TARGET && (before == GIVEBACK_NO_TARGET || target < before)) {
-		g->svc.next_pass_ns = 0;
-		return true;
-	}
-	return false;
+	service_hurry(&g->svc, now_ns());
+	return true;
 }
 
 static const char *policy_name(enum domxml_policy p)
@@ -700,7 +701,8 @@ static void on_budget(int timer, void *opaque)
 		struct guest *g = h->guests[i];
 
 		sg[i].held = ram_resident(&g->svc.t);
-		sg[i].floor = g->md.floor_mib * MiB;
+		/* a detached guest would give nothing back: it is not asked */
+		sg[i].floor = table_attached(&g->svc.t) ? g->md.floor_mib * MiB : sg[i].held;
 		sg[i].weight = g->md.weight;
 		held += sg[i].held;
 	}
@@ -729,6 +731,8 @@ static void on_budget(int timer, void *opaque)
 	if (due)
 		virEventUpdateTimeout(h->pass_timer, 0);
 	h->over_budget = total.over;
+	h->budget_held = total.held;
+	h->budget_unmet = total.unmet;
 	say_budget(h, &total, now);
 }
 
@@ -751,6 +755,10 @@ static void on_status(int timer, void *opaque)
 			       g->asked * 4096 / (double)MiB, g->shortfall * 4096 / (double)MiB);
 		putchar('\n');
 	}
+	if (h->o->budget_bytes)
+		printf("pagehintd: budget %.1f MiB: the domains hold %.1f MiB, %.1f MiB of it nobody above a floor can be asked for\n",
+		       h->o->budget_bytes / (double)MiB, h->budget_held / (double)MiB,
+		       h->budget_unmet * 4096 / (double)MiB);
 	fflush(stdout);
 }
 

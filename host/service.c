@@ -35,7 +35,6 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 		 struct giveback_pass *done)
 {
 	struct giveback_budget b;
-	uint16_t pass = s->gb.pass;
 	uint64_t wait;
 	int ret;
 
@@ -45,14 +44,14 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 	b.reads = bucket_tokens(&s->reads);
 	b.calls = bucket_tokens(&s->punches);
 	b.frames = bucket_tokens(&s->frames);
+	s->gb.clock_ns = now_ns;
+	s->last_pass_ns = now_ns;
 	ret = giveback_pass_within(&s->t, &s->gb, &b, s->target_bytes, stop, done);
 	bucket_spend(&s->reads, done->chunks_read);
 	bucket_spend(&s->punches, done->punch_calls);
 	bucket_spend(&s->frames, done->unused + done->volatile_);
 	s->passes++;
 	s->chunks_read += done->chunks_read;
-	if (s->gb.pass != pass)
-		s->pass_ns[s->gb.pass % (GIVEBACK_MAX_PASSES + 1)] = now_ns;
 
 	/*
 	 * A pass that ran out of a budget found work it could not do: the
@@ -76,21 +75,22 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 	return ret;
 }
 
-uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
-			       uint64_t frames[GIVEBACK_MAX_PASSES + 1],
-			       uint64_t age_ns[GIVEBACK_MAX_PASSES + 1])
+void service_hurry(struct service *s, uint64_t now_ns)
 {
-	uint64_t n = 0;
-	unsigned int a;
+	uint64_t due = s->passes ? s->last_pass_ns + s->pace.min_ns : now_ns;
 
-	memset(frames, 0, (GIVEBACK_MAX_PASSES + 1) * sizeof(*frames));
-	if (table_attached(&s->t))
-		n = giveback_volatile_ages(&s->t, &s->gb, frames);
-	for (a = 0; a <= GIVEBACK_MAX_PASSES; a++) {
-		/* a pass before the first this service made: as old as can be */
-		uint64_t at = s->pass_ns[(uint16_t)(s->gb.pass - a) % (GIVEBACK_MAX_PASSES + 1)];
+	if (due < s->next_pass_ns)
+		s->next_pass_ns = due;
+}
 
-		age_ns[a] = at && at <= now_ns ? now_ns - at : now_ns;
+uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
+			       uint64_t frames[GIVEBACK_AGE_BINS],
+			       uint64_t age_ns[GIVEBACK_AGE_BINS])
+{
+	if (!table_attached(&s->t)) {
+		giveback_volatile_ages(&s->gb, now_ns, frames, age_ns);
+		memset(frames, 0, GIVEBACK_AGE_BINS * sizeof(*frames));
+		return 0;
 	}
-	return n;
+	return giveback_volatile_ages(&s->gb, now_ns, frames, age_ns);
 }

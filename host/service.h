@@ -39,10 +39,9 @@ struct service {
 	struct backoff pace;
 	long long target_bytes;		/* GIVEBACK_NO_TARGET: none */
 	uint64_t next_pass_ns;		/* when the next pass is due */
+	uint64_t last_pass_ns;		/* when the last one was */
 	/* what passes read and gave back, for status, metrics and tests */
 	uint64_t passes, chunks_read, starved;
-	/* when each of the last passes of the aged policy was, by g->pass */
-	uint64_t pass_ns[GIVEBACK_MAX_PASSES + 1];
 };
 
 /*
@@ -70,13 +69,19 @@ int service_pass(struct service *s, uint64_t now_ns, const volatile sig_atomic_t
 		 struct giveback_pass *done);
 
 /*
- * The volatile frames of the guest by age, for the host budget: @frames[a]
- * of them are @age_ns[a] old at @now_ns (giveback_volatile_ages(), the
- * passes' numbers turned into times).  Returns their number; 0 without
- * ages (a policy other than aged) or while the guest is detached.
+ * Make the next pass due as soon as the pace allows: at once if the last
+ * pass was at least min_pass_ns before @now_ns, else then.  For a target
+ * that changed, which a pass acts on and tells the guest.
+ */
+void service_hurry(struct service *s, uint64_t now_ns);
+
+/*
+ * The guest's volatile frames by age at @now_ns, for the host budget
+ * (giveback_volatile_ages()).  Returns their number; 0 while the guest is
+ * detached, when it would give nothing back.
  */
 uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
-			       uint64_t frames[GIVEBACK_MAX_PASSES + 1],
-			       uint64_t age_ns[GIVEBACK_MAX_PASSES + 1]);
+			       uint64_t frames[GIVEBACK_AGE_BINS],
+			       uint64_t age_ns[GIVEBACK_AGE_BINS]);
 
 #endif

@@ -28,7 +28,7 @@ static uint64_t scaled_age(uint64_t age_ns, unsigned int w)
 	return age_ns * SHARE_DEFAULT_WEIGHT / w;
 }
 
-/* The oldest first; between equals, the guests in their order, every time. */
+/* The oldest first; between equals, the guests in their order (see take_equals()). */
 static int older_first(const void *a, const void *b)
 {
 	const struct slice *x = a, *y = b;
@@ -38,6 +38,11 @@ static int older_first(const void *a, const void *b)
 	return (x->guest > y->guest) - (x->guest < y->guest);
 }
 
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
 static void ask(struct share_guest *g, uint64_t *room, uint64_t frames, uint64_t *need)
 {
 	g->asked += frames;
@@ -45,11 +50,43 @@ static void ask(struct share_guest *g, uint64_t *room, uint64_t frames, uint64_t
 	*need -= frames;
 }
 
+/*
+ * @nr slices of one (scaled) age, of different guests: all of them when
+ * they are no more than what is needed; else each gives in proportion to
+ * what it can give, so that guests whose frames are as old give alike
+ * (never the first in the list all of it), and what rounding leaves, a
+ * frame each in turn.
+ */
+static void take_equals(struct share_guest *g, struct slice *s, size_t nr, uint64_t *room,
+			uint64_t *need)
+{
+	uint64_t total = 0, round = *need, take;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (s[i].frames > room[s[i].guest])
+			s[i].frames = room[s[i].guest];
+		total += s[i].frames;
+	}
+	for (i = 0; i < nr && *need; i++) {
+		take = total <= round ? s[i].frames :
+		       (uint64_t)((unsigned __int128)round * s[i].frames / total);
+		take = min3(take, s[i].frames, *need);
+		ask(&g[s[i].guest], &room[s[i].guest], take, need);
+		s[i].frames -= take;
+	}
+	for (i = 0; i < nr && *need; i++)
+		if (s[i].frames) {
+			ask(&g[s[i].guest], &room[s[i].guest], 1, need);
+			s[i].frames--;
+		}
+}
+
 /* Step 1: the known volatile frames, the oldest of all guests first. */
 static int ask_volatile(struct share_guest *g, size_t n, uint64_t *room, uint64_t *need)
 {
 	struct slice *s;
-	size_t i, a, nr = 0;
+	size_t i, a, end, nr = 0;
 
 	for (i = 0; i < n; i++)
 		for (a = 0; g[i].volatile_ && a < SHARE_AGES; a++)
@@ -69,14 +106,10 @@ static int ask_volatile(struct share_guest *g, size_t n, uint64_t *room, uint64_
 					.guest = i,
 				};
 	qsort(s, nr, sizeof(*s), older_first);
-	for (i = 0; i < nr && *need; i++) {
-		uint64_t take = s[i].frames, *r = &room[s[i].guest];
-
-		if (take > *r)
-			take = *r;
-		if (take > *need)
-			take = *need;
-		ask(&g[s[i].guest], r, take, need);
+	for (i = 0; i < nr && *need; i = end) {
+		for (end = i + 1; end < nr && s[end].scaled_age == s[i].scaled_age; end++)
+			;
+		take_equals(g, s + i, end - i, room, need);
 	}
 	free(s);
 	return 0;

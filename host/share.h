@@ -10,10 +10,11 @@
  *   1. from the volatile frames the daemon knows of, the oldest of all
  *      guests first (not guest by guest), a guest's ages scaled by its
  *      weight (a guest of weight 200 has its frames look half as old as
- *      one of weight 100, and so keeps them longer);
+ *      one of weight 100, and so keeps them longer); guests whose frames
+ *      are as old give in proportion to how many they have;
  *   2. then, for what is still missing, from every guest above its floor
- *      in proportion to what it holds above the floor, divided by its
- *      weight: those guests are asked to make more volatile frames (their
+ *      in proportion to what it still holds above the floor (less what
+ *      step 1 asked of it), divided by its weight: those guests are asked to make more volatile frames (their
  *      host_wants grows), and what they were asked beyond what they have
  *      to give is their shortfall.
  * A guest's unused frames are not counted: they go anyway, in every pass
@@ -40,7 +41,7 @@
 
 #define SHARE_DEFAULT_WEIGHT	100
 #define SHARE_MAX_WEIGHT	10000
-#define SHARE_AGES		(GIVEBACK_MAX_PASSES + 1)
+#define SHARE_AGES		GIVEBACK_AGE_BINS
 
 struct share_guest {
 	/* what the daemon knows of the guest */

@@ -356,18 +356,36 @@ static uint64_t dropped_volatile_in(const struct real *r, uint64_t first, uint64
 	return k;
 }
 
+/* The one bin holding frames, and that it holds @frames of an age of about @age_ns. */
+static void one_bin(const uint64_t *frames, const uint64_t *ages, uint64_t n, uint64_t age_ns)
+{
+	unsigned int b, found = 0;
+
+	for (b = 0; b < SHARE_AGES; b++) {
+		if (!frames[b])
+			continue;
+		found++;
+		assert_int_equal(frames[b], n);
+		/* a bin is an eighth of a doubling wide: its floor is within 12.5% */
+		assert_true(ages[b] <= age_ns);
+		assert_true(ages[b] >= age_ns - age_ns / 8 - NSEC_PER_MSEC);
+	}
+	assert_int_equal(found, 1);
+}
+
 /*
  * Two guests: A's cache went volatile at 1 s, B's at 4 s, and B has more.
- * The ages the services read are the test clock's; the budget asks A's
- * old frames first, then B's; the passes give back exactly those.
+ * The ages are the test clock's; the budget asks A's old frames first,
+ * then B's; the passes give back exactly those, and the frames given back
+ * are no longer counted.
  */
 static void test_real_guests_oldest_go_first(void **state)
 {
-	struct real a, b;
 	uint64_t frames[2][SHARE_AGES], ages[2][SHARE_AGES];
 	struct share_guest g[2] = { 0 };
 	struct share_total total;
-	uint64_t t, n;
+	struct real a, b;
+	uint64_t t;
 
 	(void)state;
 	real_start(&a, "a", 64 * MiB);
@@ -379,20 +397,16 @@ static void test_real_guests_oldest_go_first(void **state)
 	pass(&a, 1 * SEC);
 	pass(&b, 1 * SEC);
 	mark_volatile(&b, 8192, 3000);
-	for (t = 2; t <= 10; t++) {
+	for (t = 4; t <= 40; t++) {
 		pass(&a, t * SEC);
 		pass(&b, t * SEC);
 	}
-	t = 10 * SEC + SEC / 2;
-	n = service_volatile_ages(&a.s, t, frames[0], ages[0]);
-	assert_int_equal(n, 1000);
-	n = service_volatile_ages(&b.s, t, frames[1], ages[1]);
-	assert_int_equal(n, 3000);
-	/* read at the pass of 1 s (A) and of 2 s (B): 9.5 s and 8.5 s old */
-	assert_int_equal(frames[0][9], 1000);
-	assert_int_equal(ages[0][9], 9 * SEC + SEC / 2);
-	assert_int_equal(frames[1][8], 3000);
-	assert_int_equal(ages[1][8], 8 * SEC + SEC / 2);
+	t = 40 * SEC;
+	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 1000);
+	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 3000);
+	/* read at the pass of 1 s (A) and of 4 s (B) */
+	one_bin(frames[0], ages[0], 1000, 39 * SEC);
+	one_bin(frames[1], ages[1], 3000, 36 * SEC);
 
 	g[0].held = ram_resident(&a.s.t);
 	g[1].held = ram_resident(&b.s.t);
@@ -411,7 +425,7 @@ static void test_real_guests_oldest_go_first(void **state)
 	assert_int_equal(dropped_volatile_in(&a, 4096, 1000), 1000);
 	assert_int_equal(dropped_volatile_in(&b, 8192, 3000), 500);
 	assert_int_equal(ram_resident(&a.s.t) + ram_resident(&b.s.t), 128 * MiB - 1500 * FRAME);
-	/* the dropped ones are no longer counted: the budget is met */
+	/* what was given back is no longer counted, and the budget is met */
 	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 0);
 	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 2500);
 	g[0].held = ram_resident(&a.s.t);
@@ -420,6 +434,65 @@ static void test_real_guests_oldest_go_first(void **state)
 	assert_int_equal(total.over, 0);
 	real_stop(&a);
 	real_stop(&b);
+}
+
+/*
+ * Ages are time, not passes: a guest looked at every 125 ms and one looked
+ * at every 2 s, whose caches went volatile at the same moment, are as old
+ * ten minutes later, past any count of passes, and give alike.
+ */
+static void test_pace_does_not_age(void **state)
+{
+	uint64_t frames[2][SHARE_AGES], ages[2][SHARE_AGES];
+	struct share_guest g[2] = { 0 };
+	struct share_total total;
+	struct real a, b;
+	uint64_t t;
+
+	(void)state;
+	real_start(&a, "fast", 32 * MiB);
+	real_start(&b, "slow", 32 * MiB);
+	pass(&a, 0);
+	pass(&b, 0);
+	mark_volatile(&a, 1024, 2000);
+	mark_volatile(&b, 1024, 2000);
+	for (t = SEC / 8; t <= 600 * SEC; t += SEC / 8) {
+		pass(&a, t);
+		if (!(t % (2 * SEC)))
+			pass(&b, t);
+	}
+	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 2000);
+	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 2000);
+	one_bin(frames[0], ages[0], 2000, t - SEC / 8);
+	one_bin(frames[1], ages[1], 2000, t - 2 * SEC);
+	g[0].held = g[1].held = 32 * MiB;
+	g[0].volatile_ = frames[0];
+	g[0].age_ns = ages[0];
+	g[1].volatile_ = frames[1];
+	g[1].age_ns = ages[1];
+	assert_int_equal(share_budget(g, 2, 64 * MiB - 1001 * FRAME, &total), 0);
+	/* as old, in one bin: half each, the odd frame to one of them */
+	assert_true(g[0].asked == 500 || g[0].asked == 501);
+	assert_int_equal(g[0].asked + g[1].asked, 1001);
+	real_stop(&a);
+	real_stop(&b);
+}
+
+/* A changed target hurries the next pass, but never past the pace's minimum. */
+static void test_hurry_keeps_the_pace(void **state)
+{
+	struct real a;
+
+	(void)state;
+	real_start(&a, "hurry", 16 * MiB);
+	pass(&a, 0);
+	a.s.next_pass_ns = 100 * SEC;		/* backed off, idle */
+	service_hurry(&a.s, 10 * SEC);
+	assert_int_equal(a.s.next_pass_ns, SEC);	/* due: a second after the last */
+	pass(&a, 10 * SEC);
+	service_hurry(&a.s, 10 * SEC + SEC / 5);
+	assert_int_equal(a.s.next_pass_ns, 11 * SEC);	/* not before the pace allows */
+	real_stop(&a);
 }
 
 /* A guest that detached offers nothing: it would give nothing back. */
@@ -464,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_budget_changes),
 		cmocka_unit_test(test_random_mixes),
 		cmocka_unit_test(test_real_guests_oldest_go_first),
+		cmocka_unit_test(test_pace_does_not_age),
+		cmocka_unit_test(test_hurry_keeps_the_pace),
 		cmocka_unit_test(test_detached_guest_offers_nothing),
 	};
 
