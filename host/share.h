@@ -14,9 +14,9 @@
  *      are as old give in proportion to how many they have;
  *   2. then, for what is still missing, from every guest above its floor
  *      in proportion to what it still holds above the floor (less what
- *      step 1 asked of it), divided by its weight: those guests are asked to make more volatile frames (their
- *      host_wants grows), and what they were asked beyond what they have
- *      to give is their shortfall.
+ *      step 1 asked of it), divided by its weight: those guests are asked
+ *      to make more volatile frames (their host_wants grows), and what
+ *      they were asked beyond what they have to give is their shortfall.
  * A guest's unused frames are not counted: they go anyway, in every pass
  * before its volatile ones, and bring it nearer its target at no cost;
  * but the daemon cannot tell from the table which of them the host still
