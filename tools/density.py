@@ -13,7 +13,19 @@ carry many).  The same guests and workload under each setup:
 
   no hinting            the guest's page states off, nothing given back
   free page reporting   virtio-balloon's, as Linux and QEMU ship it
+  balloon loop          free page reporting and a MOM-like loop that
+                        inflates every balloon by 5% of its guest each
+                        10 s while less than 20% of the limit is free, and
+                        deflates it while more than 30% is
+  KSM                   the host's KSM merging the guests' anonymous RAM
+                        (KSM cannot merge a shared file, so these guests'
+                        RAM is QEMU's own; the host's KSM is on for this
+                        setup only)
   pagehint, budget      one pagehintd host --budget-mib for all guests
+
+Each guest has a data disk of its own, of its own random content (made
+once, build/density-disks): with one disk for all, KSM would merge their
+page caches, which no real host sees.
 
 For each setup and N (DENSITY_N, "2 4 6 8 10 12"): boot, let every guest
 read its disk and warm up (DENSITY_WARMUP_S), then measure for
@@ -34,10 +46,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402
 import libvirt_check as lc  # noqa: E402
 import vm  # noqa: E402
 
@@ -47,23 +59,25 @@ LIMIT_MIB = int(os.environ.get('DENSITY_LIMIT_MIB', '4096'))
 NS = tuple(int(n) for n in os.environ.get('DENSITY_N', '2 4 6 8 10 12').split())
 WARMUP_S = int(os.environ.get('DENSITY_WARMUP_S', '30'))
 MEASURE_S = int(os.environ.get('DENSITY_MEASURE_S', '120'))
-ALL_SETUPS = ('no hinting', 'free page reporting', 'pagehint, budget')
+ALL_SETUPS = ('no hinting', 'free page reporting', 'balloon loop', 'KSM', 'pagehint, budget')
 # DENSITY_SETUPS: some of them, separated by ";"
 SETUPS = [n.strip() for n in os.environ.get('DENSITY_SETUPS', ';'.join(ALL_SETUPS)).split(';')]
 # what the pagehint budget leaves of the limit to the rest of QEMU (its
 # own memory, TCG's code buffer): measured at start, plus this margin
-BUDGET_MARGIN = 0.05
+BUDGET_MARGIN = 0.10
 MD = os.path.join(vm.TOP, 'docs', 'bench-density.md')
 SVG = os.path.join(vm.TOP, 'docs', 'bench-density.svg')
 BOOT_S = 300            # for every guest to read its disk, at most
+DISKS = os.path.join(vm.BUILD, 'density-disks')
+DATA_MIB = 300
+# the balloon loop: MOM's shape (10 s cycles), 5% steps, 20% of the limit free
+LOOP_S, LOOP_STEP, LOOP_FREE, LOOP_SLACK, LOOP_MIN = 10, 0.05, 0.20, 0.30, 0.25
+KSM = '/sys/kernel/mm/ksm'
 
 DOMAIN_XML = '''<domain type='qemu'>
   <name>{name}</name>
   <memory unit='MiB'>{mem_mib}</memory>
-  <memoryBacking>
-    <source type='file'/>
-    <access mode='shared'/>
-  </memoryBacking>
+  {backing}
   <vcpu current='1'>2</vcpu>
   <cpu mode='maximum'/>
   <os>
@@ -92,6 +106,7 @@ DOMAIN_XML = '''<domain type='qemu'>
   </devices>
 </domain>
 '''
+BACKING_FILE = """<memoryBacking><source type='file'/><access mode='shared'/></memoryBacking>"""
 SHMEM = '''<shmem name='{table}'><model type='ivshmem-plain'/><size unit='M'>1</size></shmem>'''
 BALLOON_FPR = "<memballoon model='virtio' freePageReporting='on'/>"
 
@@ -218,14 +233,85 @@ def define(lv, name, setup):
     hint = setup == 'pagehint, budget'
     table = 'pagehint-lv%d-%s' % (os.getpid(), name)
     xml = DOMAIN_XML.format(
-        name=name, mem_mib=GUEST_MIB, dir=d, disk=os.path.join(bench.BENCH_DISKS, 'data.img'),
+        name=name, mem_mib=GUEST_MIB, dir=d, disk=os.path.join(DISKS, name, 'data.img'),
+        backing='' if setup == 'KSM' else BACKING_FILE,
         kernel=vm.kernel_image(lv.variant), initrd=vm.initramfs(lv.variant),
         cmdline='' if hint else ' page_states=off',
         devices=SHMEM.format(table=table) if hint else '',
-        balloon=BALLOON_FPR if setup == 'free page reporting' else "<memballoon model='none'/>")
+        balloon=BALLOON_FPR if setup in ('free page reporting', 'balloon loop')
+        else "<memballoon model='none'/>")
     write(os.path.join(d, 'domain.xml'), xml)
     lv.virsh('define', os.path.join(d, 'domain.xml'))
     return lc.Domain(lv, name, d, GUEST_MIB, 'density', table if hint else None)
+
+
+def make_disks(n):
+    """A data disk for each of N guests, each of its own random content;
+    made once (guest/mkdisks.sh, DATA_MIB MiB of files)."""
+    for i in range(n):
+        d = os.path.join(DISKS, 'd%02d' % i)
+        if os.path.exists(os.path.join(d, 'done')):
+            continue
+        print('density: making the data disk of guest %d' % i, flush=True)
+        subprocess.run([os.path.join(vm.TOP, 'guest', 'mkdisks.sh')], check=True,
+                       stdout=subprocess.DEVNULL,
+                       env=dict(os.environ, DISKS_DIR=d, DATA_MIB=str(DATA_MIB), SWAP_MIB='1'))
+        for f in ('data.erofs', 'swap.img'):
+            os.unlink(os.path.join(d, f))
+        write(os.path.join(d, 'done'), '')
+
+
+class BalloonLoop(threading.Thread):
+    """A MOM-like policy: every LOOP_S seconds, while less than LOOP_FREE
+    of the limit is free, every balloon takes LOOP_STEP more of its guest
+    (down to LOOP_MIN of it); while more than LOOP_SLACK is, it gives that
+    much back."""
+
+    def __init__(self, lv, doms, cg, limit):
+        super().__init__(daemon=True)
+        self.lv, self.doms, self.cg, self.limit = lv, doms, cg, limit
+        self.stop = threading.Event()
+        self.mib = {d.name: GUEST_MIB for d in doms}
+        self.steps = 0
+
+    def run(self):
+        step = int(GUEST_MIB * LOOP_STEP)
+        while not self.stop.wait(LOOP_S):
+            free = self.limit - self.cg.usage()
+            for d in self.doms:
+                cur = self.mib[d.name]
+                if free < self.limit * LOOP_FREE:
+                    new = max(cur - step, int(GUEST_MIB * LOOP_MIN))
+                elif free > self.limit * LOOP_SLACK:
+                    new = min(cur + step, GUEST_MIB)
+                else:
+                    new = cur
+                if new != cur:
+                    self.lv.virsh('setmem', d.name, str(new << 10), '--live', check=False)
+                    self.mib[d.name] = new
+                    self.steps += 1
+
+
+class Ksm:
+    """The host's KSM on, at a pace a 2-core host can afford, for one
+    setup; what it was is put back after."""
+
+    SETTINGS = {'pages_to_scan': '1000', 'sleep_millisecs': '20', 'run': '1'}
+
+    def __init__(self):
+        self.saved = {k: read(os.path.join(KSM, k)).strip() for k in self.SETTINGS}
+        for k, v in self.SETTINGS.items():
+            write(os.path.join(KSM, k), v)
+
+    @staticmethod
+    def shared_mib():
+        return int(read(os.path.join(KSM, 'pages_sharing'))) * 4096 / (1 << 20)
+
+    def restore(self):
+        # run=2 would unmerge everything: the guests are gone by now, 0 is enough
+        for k in ('run', 'pages_to_scan', 'sleep_millisecs'):
+            write(os.path.join(KSM, k), self.saved[k] if k != 'run' or
+                  self.saved[k] != '2' else '0')
 
 
 def ram_held(lv):
@@ -237,8 +323,10 @@ def run_point(setup, n, cg_limit):
     """One setup with N guests: what the measurement window saw."""
     print('density: %s, %d guests' % (setup, n), flush=True)
     lv = lc.Libvirt(VARIANT)
-    cg = None
+    cg = loop = ksm = None
     try:
+        if setup == 'KSM':
+            ksm = Ksm()
         lv.start()
         cg = Cgroup(cg_limit)
         doms = [define(lv, 'd%02d' % i, setup) for i in range(n)]
@@ -259,6 +347,9 @@ def run_point(setup, n, cg_limit):
             overhead = cg.usage() - ram_held(lv)
             budget_mib = int((cg_limit - max(overhead, 0)) * (1 - BUDGET_MARGIN)) >> 20
             lv.start_daemon('--budget-mib', str(budget_mib))
+        if setup == 'balloon loop':
+            loop = BalloonLoop(lv, doms, cg, cg_limit)
+            loop.start()
         time.sleep(WARMUP_S)
 
         daemon_pid = lv.daemon.pid if lv.daemon else None
@@ -267,10 +358,12 @@ def run_point(setup, n, cg_limit):
                      pswpin=vmstat('pswpin'), pswpout=vmstat('pswpout'),
                      daemon=cpu_s(daemon_pid) if daemon_pid else None,
                      kswapd=sum(cpu_s(p) or 0 for p in kswapd))
-        held, usage = [], []
+        held, usage, merged = [], [], []
         while time.monotonic() - start['t'] < MEASURE_S:
             held.append(ram_held(lv))
             usage.append(cg.usage())
+            if ksm:
+                merged.append(ksm.shared_mib())
             time.sleep(1)
         t = time.monotonic() - start['t']
         end = {d.name: rounds(d) for d in doms}
@@ -293,7 +386,9 @@ def run_point(setup, n, cg_limit):
             median=statistics.median(times) if times else None,
             swapin_mib=(vmstat('pswpin') - start['pswpin']) * 4096 / (1 << 20),
             swapout_mib=(vmstat('pswpout') - start['pswpout']) * 4096 / (1 << 20),
-            held_mib=statistics.median(held) / (1 << 20),
+            held_mib=statistics.median(held) / (1 << 20) if setup != 'KSM' else None,
+            ksm_mib=statistics.median(merged) if merged else None,
+            balloon_steps=loop.steps if loop else None,
             cgroup_mib=statistics.median(usage) / (1 << 20),
             cgroup_swap_mib=cg.swapped() / (1 << 20),
             discarded=discarded, majflt=majflt,
@@ -304,9 +399,14 @@ def run_point(setup, n, cg_limit):
         print('density: %s, %d guests: %s' % (setup, n, e), flush=True)
         return dict(ok=False, n=n, why=str(e))
     finally:
+        if loop:
+            loop.stop.set()
+            loop.join()
         lv.stop()
         if cg:
             cg.remove()
+        if ksm:
+            ksm.restore()
 
 
 def knee(rows):
@@ -335,7 +435,7 @@ def plot(runs):
                 for r in rows:
                     if r['ok']:
                         f.write('%d %.2f %.1f\n' % (r['n'], r['rounds_min'],
-                                                    r['held_mib'] + r['cgroup_swap_mib']))
+                                                    r['cgroup_mib'] + r['cgroup_swap_mib']))
             title = setup.replace("'", '')
             plots['rounds'].append("'%s' using 1:2 with linespoints lw 2 title '%s'"
                                    % (data, title))
@@ -347,7 +447,7 @@ def plot(runs):
             "set xlabel 'guests (1 GiB each)'", 'set yrange [0:*]',
             "set title 'throughput: rounds a minute, all guests (limit %d MiB)'" % LIMIT_MIB,
             "set ylabel 'rounds / minute'", 'plot ' + ', '.join(plots['rounds']),
-            "set title 'guest memory the host keeps: RAM files resident + swapped'",
+            "set title 'what the guests cost the host: their cgroup in RAM + in swap'",
             "set ylabel 'MiB'", 'plot ' + ', '.join(plots['held']), 'unset multiplot']
         subprocess.run(['gnuplot'], input='\n'.join(script), text=True, check=True,
                        capture_output=True)
@@ -360,14 +460,18 @@ def report(runs, commit, started):
         'Generated by `make bench-density` (tools/density.py) at commit %s, %s, on a '
         '%d-core host under TCG. Every QEMU in one memory cgroup with a hard limit of %d MiB '
         'and a host swap file, so that going over it costs host swap I/O; N guests of %d '
-        'MiB (the release kernel, one vCPU), each running guest/plans/density: random 64 '
-        'KiB reads of 32 MiB from the 300 MiB it cached, every 8th round a burst of 256 MiB '
-        'written and freed, 4 s pauses between rounds. %d s of warm-up after every guest '
-        'read its disk, then %d s measured. "pagehint, budget" is one `pagehintd host '
-        '--budget-mib` for all guests, the budget the limit less what QEMU held beside the '
-        'RAM files at start, less %d%%. One run per point: the spread between runs is not '
-        'measured yet.'
-        % (commit, started, os.cpu_count(), LIMIT_MIB, GUEST_MIB, WARMUP_S, MEASURE_S,
+        'MiB (the %s kernel, one vCPU online), each with a data disk of its own random '
+        'content, running guest/plans/density: random 64 KiB reads of 32 MiB from the %d '
+        'MiB it cached, every 8th round a burst of 256 MiB written and freed, 4 s pauses '
+        'between rounds. %d s of warm-up after every guest read its disk, then %d s '
+        'measured. "balloon loop" is free page reporting with a MOM-like loop (every %d s, '
+        'each balloon %d%% of its guest further while less than %d%% of the limit is free, '
+        'back while more than %d%% is); "KSM" the host\'s KSM on anonymous guest RAM; '
+        '"pagehint, budget" one `pagehintd host --budget-mib` for all guests, the budget '
+        'the limit less what QEMU held beside the RAM files at start, less %d%%. One run '
+        'per point: the spread between runs is not measured yet.'
+        % (commit, started, os.cpu_count(), LIMIT_MIB, GUEST_MIB, VARIANT, DATA_MIB,
+           WARMUP_S, MEASURE_S, LOOP_S, LOOP_STEP * 100, LOOP_FREE * 100, LOOP_SLACK * 100,
            BUDGET_MARGIN * 100),
         '',
         '![throughput and host-resident memory against N](%s)' % os.path.basename(SVG),
@@ -381,20 +485,21 @@ def report(runs, commit, started):
                   '| N | rounds/min | per guest | p95 round (ms) | median round (ms) | '
                   'swap in (MiB) | swap out (MiB) | RAM files hold (MiB) | cgroup (MiB) | '
                   'in swap (MiB) | major faults | frames read again | pagehintd CPU | '
-                  'kswapd CPU | budget (MiB) |',
-                  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+                  'kswapd CPU | budget (MiB) | KSM merged (MiB) | balloon steps |',
+                  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
         for r in rows:
             if not r['ok']:
                 lines.append('| %d | failed: %s |' % (r['n'], r['why']))
                 continue
             lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | '
-                         '%s | %s |' % (
+                         '%s | %s | %s | %s |' % (
                              r['n'], fmt(r['rounds_min'], '%.1f'), fmt(r['per_guest'], '%.2f'),
                              fmt(r['p95']), fmt(r['median']), fmt(r['swapin_mib']),
                              fmt(r['swapout_mib']), fmt(r['held_mib']),
                              fmt(r['cgroup_mib']), fmt(r['cgroup_swap_mib']), r['majflt'],
                              r['discarded'], fmt(r['daemon_cpu'], '%.1f%%'),
-                             fmt(r['kswapd_cpu'], '%.1f%%'), fmt(r['budget_mib'])))
+                             fmt(r['kswapd_cpu'], '%.1f%%'), fmt(r['budget_mib']),
+                             fmt(r['ksm_mib']), fmt(r['balloon_steps'])))
         lines.append('')
     return lines
 
@@ -408,7 +513,7 @@ def main():
     if os.geteuid():
         print('density: needs root (a memory cgroup, a swap file, libvirtd)', file=sys.stderr)
         return 2
-    bench.make_disks()
+    make_disks(max(NS))
     commit = subprocess.run(['git', '-C', vm.TOP, 'describe', '--always', '--dirty'],
                             capture_output=True, text=True).stdout.strip()
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
