@@ -374,6 +374,20 @@ static void one_bin(const uint64_t *frames, const uint64_t *ages, uint64_t n, ui
 }
 
 /*
+ * What real guest @r offers the budget at @now: what its RAM file holds,
+ * its volatile frames by age (in @frames and @ages, which @g points to).
+ * Returns how many volatile frames it has.
+ */
+static uint64_t offer(struct share_guest *g, const struct real *r, uint64_t now,
+		      uint64_t *frames, uint64_t *ages)
+{
+	g->held = ram_resident(&r->s.t);
+	g->volatile_ = frames;
+	g->age_ns = ages;
+	return service_volatile_ages(&r->s, now, frames, ages);
+}
+
+/*
  * Two guests: A's cache went volatile at 1 s, B's at 4 s, and B has more.
  * The ages are the test clock's; the budget asks A's old frames first,
  * then B's; the passes give back exactly those, and the frames given back
@@ -402,19 +416,12 @@ static void test_real_guests_oldest_go_first(void **state)
 		pass(&b, t * SEC);
 	}
 	t = 40 * SEC;
-	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 1000);
-	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 3000);
+	assert_int_equal(offer(&g[0], &a, t, frames[0], ages[0]), 1000);
+	assert_int_equal(offer(&g[1], &b, t, frames[1], ages[1]), 3000);
+	assert_int_equal(g[0].held, 64 * MiB);
 	/* read at the pass of 1 s (A) and of 4 s (B) */
 	one_bin(frames[0], ages[0], 1000, 39 * SEC);
 	one_bin(frames[1], ages[1], 3000, 36 * SEC);
-
-	g[0].held = ram_resident(&a.s.t);
-	g[1].held = ram_resident(&b.s.t);
-	assert_int_equal(g[0].held, 64 * MiB);
-	g[0].volatile_ = frames[0];
-	g[0].age_ns = ages[0];
-	g[1].volatile_ = frames[1];
-	g[1].age_ns = ages[1];
 	assert_int_equal(share_budget(g, 2, 128 * MiB - 1500 * FRAME, &total), 0);
 	assert_int_equal(g[0].asked, 1000);
 	assert_int_equal(g[1].asked, 500);
@@ -426,10 +433,8 @@ static void test_real_guests_oldest_go_first(void **state)
 	assert_int_equal(dropped_volatile_in(&b, 8192, 3000), 500);
 	assert_int_equal(ram_resident(&a.s.t) + ram_resident(&b.s.t), 128 * MiB - 1500 * FRAME);
 	/* what was given back is no longer counted, and the budget is met */
-	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 0);
-	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 2500);
-	g[0].held = ram_resident(&a.s.t);
-	g[1].held = ram_resident(&b.s.t);
+	assert_int_equal(offer(&g[0], &a, t, frames[0], ages[0]), 0);
+	assert_int_equal(offer(&g[1], &b, t, frames[1], ages[1]), 2500);
 	assert_int_equal(share_budget(g, 2, 128 * MiB - 1500 * FRAME, &total), 0);
 	assert_int_equal(total.over, 0);
 	real_stop(&a);
@@ -461,15 +466,10 @@ static void test_pace_does_not_age(void **state)
 		if (!(t % (2 * SEC)))
 			pass(&b, t);
 	}
-	assert_int_equal(service_volatile_ages(&a.s, t, frames[0], ages[0]), 2000);
-	assert_int_equal(service_volatile_ages(&b.s, t, frames[1], ages[1]), 2000);
+	assert_int_equal(offer(&g[0], &a, t, frames[0], ages[0]), 2000);
+	assert_int_equal(offer(&g[1], &b, t, frames[1], ages[1]), 2000);
 	one_bin(frames[0], ages[0], 2000, t - SEC / 8);
 	one_bin(frames[1], ages[1], 2000, t - 2 * SEC);
-	g[0].held = g[1].held = 32 * MiB;
-	g[0].volatile_ = frames[0];
-	g[0].age_ns = ages[0];
-	g[1].volatile_ = frames[1];
-	g[1].age_ns = ages[1];
 	assert_int_equal(share_budget(g, 2, 64 * MiB - 1001 * FRAME, &total), 0);
 	/* as old, in one bin: half each, the odd frame to one of them */
 	assert_true(g[0].asked == 500 || g[0].asked == 501);
