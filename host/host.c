@@ -680,9 +680,10 @@ static void say_budget(struct host *h, const struct share_total *total, uint64_t
  * The host budget, every BUDGET_TICK_MS: what each guest may hold
  * (share_budget()).  While the guests are within it, a look at each RAM
  * file's blocks is all it costs; only over it are the guests' volatile
- * frames counted.  The guests' passes do the giving back, each within its
- * own budget of reads and fallocate() calls: a guest that cannot give
- * what it is asked keeps a shortfall, and costs no more passes for it.
+ * frames counted (a look at each chunk's count, none at the table).  The
+ * guests' passes do the giving back, each at its policy's pace and within
+ * its own budget of reads and fallocate() calls: a guest that cannot give
+ * what it is asked keeps a shortfall, and the daemon does not spin on it.
  */
 static void on_budget(int timer, void *opaque)
 {
