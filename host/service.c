@@ -87,10 +87,10 @@ uint64_t service_volatile_ages(const struct service *s, uint64_t now_ns,
 			       uint64_t frames[GIVEBACK_AGE_BINS],
 			       uint64_t age_ns[GIVEBACK_AGE_BINS])
 {
-	if (!table_attached(&s->t)) {
-		giveback_volatile_ages(&s->gb, now_ns, frames, age_ns);
-		memset(frames, 0, GIVEBACK_AGE_BINS * sizeof(*frames));
-		return 0;
-	}
-	return giveback_volatile_ages(&s->gb, now_ns, frames, age_ns);
+	uint64_t n = giveback_volatile_ages(&s->gb, now_ns, frames, age_ns);
+
+	if (table_attached(&s->t))
+		return n;
+	memset(frames, 0, GIVEBACK_AGE_BINS * sizeof(*frames));
+	return 0;
 }
