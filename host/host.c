@@ -30,6 +30,8 @@
 #define BUDGET_TICK_MS	500
 /* a budget state that changes is logged at most this often */
 #define BUDGET_SAY_NS	(10 * NSEC_PER_SEC)
+/* a guest's pages in host swap are counted at most this often: 4 ms a GiB */
+#define BUDGET_SWAP_LOOK_NS	(2 * NSEC_PER_SEC)
 #define MiB		(1ULL << 20)
 
 /* One domain the daemon serves. */
@@ -43,6 +45,8 @@ struct guest {
 	/* what the host budget asks of it (share.h) */
 	long long budget_target;	/* GIVEBACK_NO_TARGET: nothing */
 	uint64_t asked, shortfall;	/* frames */
+	uint64_t swapped;		/* bytes of the RAM file in host swap, */
+	uint64_t swapped_seen_ns;	/* as of then (0: never looked) */
 	uint64_t volatile_by_age[SHARE_AGES], age_ns[SHARE_AGES];
 };
 
@@ -677,18 +681,38 @@ static void say_budget(struct host *h, const struct share_total *total, uint64_t
 }
 
 /*
+ * What @g holds of the host's RAM for the budget: its RAM file's blocks
+ * less those in host swap (a budget is RAM; tmpfs counts a swapped page in
+ * st_blocks).  Finding the swapped ones walks the file's pages, so it is
+ * done only over the budget, and at most every BUDGET_SWAP_LOOK_NS per
+ * guest: in between, the last count is taken from the blocks.
+ */
+static uint64_t held_in_ram(struct guest *g, uint64_t blocks, uint64_t now)
+{
+	if (!g->swapped_seen_ns || now - g->swapped_seen_ns >= BUDGET_SWAP_LOOK_NS) {
+		g->swapped = blocks - ram_in_memory(&g->svc.t);
+		g->swapped_seen_ns = now;
+	}
+	return blocks > g->swapped ? blocks - g->swapped : 0;
+}
+
+/*
  * The host budget, every BUDGET_TICK_MS: what each guest may hold
- * (share_budget()).  While the guests are within it, a look at each RAM
- * file's blocks is all it costs; only over it are the guests' volatile
- * frames counted (a look at each chunk's count, none at the table).  The
- * guests' passes do the giving back, each at its policy's pace and within
- * its own budget of reads and fallocate() calls: a guest that cannot give
- * what it is asked keeps a shortfall, and the daemon does not spin on it.
+ * (share_budget()).  While the guests' RAM files hold less than it, blocks
+ * and swap together, a look at each file's blocks is all it costs; only
+ * over it are the pages in host swap left out (held_in_ram()) and the
+ * guests' volatile frames counted (a look at each chunk's count, none at
+ * the table).  The guests' passes do the giving back, each at its policy's
+ * pace and within its own budget of reads and fallocate() calls: a guest
+ * that cannot give what it is asked keeps a shortfall, and the daemon does
+ * not spin on it.  A target is what the guest's passes compare with its
+ * blocks (giveback_pass()), so the budget's target, worked out in RAM, is
+ * moved up by what the guest has in swap.
  */
 static void on_budget(int timer, void *opaque)
 {
 	struct host *h = opaque;
-	uint64_t now = now_ns(), held = 0;
+	uint64_t now = now_ns(), held = 0, *blocks;
 	struct share_total total;
 	struct share_guest *sg;
 	bool due = false;
@@ -696,16 +720,20 @@ static void on_budget(int timer, void *opaque)
 
 	(void)timer;
 	sg = calloc(h->nr_guests ? h->nr_guests : 1, sizeof(*sg));
-	if (!sg)
-		return;
+	blocks = calloc(h->nr_guests ? h->nr_guests : 1, sizeof(*blocks));
+	if (!sg || !blocks)
+		goto out;
+	for (i = 0; i < h->nr_guests; i++) {
+		blocks[i] = ram_resident(&h->guests[i]->svc.t);
+		held += blocks[i];
+	}
 	for (i = 0; i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
 
-		sg[i].held = ram_resident(&g->svc.t);
+		sg[i].held = held > h->o->budget_bytes ? held_in_ram(g, blocks[i], now) : blocks[i];
 		/* a detached guest would give nothing back: it is not asked */
 		sg[i].floor = table_attached(&g->svc.t) ? g->md.floor_mib * MiB : sg[i].held;
 		sg[i].weight = g->md.weight;
-		held += sg[i].held;
 	}
 	for (i = 0; held > h->o->budget_bytes && i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
@@ -717,24 +745,27 @@ static void on_budget(int timer, void *opaque)
 	}
 	if (share_budget(sg, h->nr_guests, h->o->budget_bytes, &total)) {
 		log_line(LOG_ERR, "no memory to work out the budget: targets unchanged");
-		free(sg);
-		return;
+		goto out;
 	}
 	for (i = 0; i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
 
 		g->budget_target = sg[i].target;
+		if (sg[i].target != GIVEBACK_NO_TARGET)
+			g->budget_target += blocks[i] - sg[i].held;
 		g->asked = sg[i].asked;
 		g->shortfall = sg[i].shortfall;
 		due |= apply_target(g);
 	}
-	free(sg);
 	if (due)
 		virEventUpdateTimeout(h->pass_timer, 0);
 	h->over_budget = total.over;
 	h->budget_held = total.held;
 	h->budget_unmet = total.unmet;
 	say_budget(h, &total, now);
+out:
+	free(blocks);
+	free(sg);
 }
 
 static void on_status(int timer, void *opaque)

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <sys/statfs.h>
@@ -1014,4 +1015,39 @@ uint64_t ram_resident(const struct table *t)
 	struct stat st;
 
 	return fstat(t->ram_fd, &st) ? 0 : (uint64_t)st.st_blocks * 512;
+}
+
+/* cachestat(2), Linux 6.5; older C libraries have neither it nor its number. */
+#ifndef __NR_cachestat
+#define __NR_cachestat	451
+#endif
+
+struct ram_cachestat_range {
+	uint64_t off, len;		/* len 0: to the end of the file */
+};
+
+struct ram_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/*
+ * tmpfs counts a page the host swapped out in st_blocks, as allocated, so
+ * that ram_resident() is RAM and swap together.  cachestat() counts only
+ * the pages in the page cache, a swapped one as evicted.  hugetlbfs pages
+ * are never swapped, and where the kernel has no cachestat() (before 6.5)
+ * this is ram_resident(): swapped pages count as held.
+ */
+uint64_t ram_in_memory(const struct table *t)
+{
+	struct ram_cachestat_range range = { 0, 0 };
+	uint64_t blocks = ram_resident(t);
+	struct ram_cachestat cs;
+	struct statfs sfs;
+
+	if (fstatfs(t->ram_fd, &sfs) || sfs.f_type == HUGETLBFS_MAGIC ||
+	    syscall(__NR_cachestat, t->ram_fd, &range, &cs, 0))
+		return blocks;
+	/* never above st_blocks, though a page may come between the two looks */
+	return cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE) < blocks ?
+		cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE) : blocks;
 }

@@ -156,4 +156,10 @@ void table_set_host_wants(struct table *t, uint64_t frames);
 /* Host memory behind the RAM file, in bytes (its allocated blocks). */
 uint64_t ram_resident(const struct table *t);
 
+/*
+ * Of that, the bytes in the host's RAM: ram_resident() less what the
+ * host swapped out.  Walks the file's pages (about 4 ms a GiB).
+ */
+uint64_t ram_in_memory(const struct table *t);
+
 #endif

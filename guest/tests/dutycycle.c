@@ -3,12 +3,16 @@
  * dutycycle - the density benchmark's guest workload (tools/density.py):
  * a guest that works now and then, so that two host cores carry many.
  *
- *   dutycycle DIR ROUNDS READ_MIB BURST_MIB BURST_EVERY PAUSE_MS
+ *   dutycycle DIR ROUNDS READ_MIB BURST_MIB BURST_EVERY PAUSE_MS [HOT_PCT]
  *
  * Each round reads READ_MIB MiB in 64 KiB reads at random places of the
  * files DIR/file* (the page cache is the point: a guest whose cache the
  * host took reads it again from its disk, one whose memory the host
- * swapped out waits for the host), and every BURST_EVERY-th round also
+ * swapped out waits for the host).  With HOT_PCT, nine reads in ten go to
+ * the first HOT_PCT percent of each file, the tenth anywhere: a hot part
+ * and a cold rest, as a real cache has (without it, or 100, every place is
+ * as likely and the whole cache is the working set).  Every BURST_EVERY-th
+ * round also
  * allocates BURST_MIB MiB, writes every page, and frees it.  Then it
  * sleeps PAUSE_MS.  ROUNDS 0: until killed.
  *
@@ -99,14 +103,21 @@ static int open_files(const char *dir, struct file *files)
 
 int main(int argc, char **argv)
 {
-	unsigned long rounds, read_mib, burst_mib, burst_every, pause_ms, r;
+	unsigned long rounds, read_mib, burst_mib, burst_every, pause_ms, hot_pct = 100, r;
 	static struct file files[MAX_FILES];
 	static char buf[CHUNK];
 	uint64_t x = 88172645463325252ULL;
 	int nr_files;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: dutycycle DIR ROUNDS READ_MIB BURST_MIB BURST_EVERY PAUSE_MS\n");
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr,
+			"usage: dutycycle DIR ROUNDS READ_MIB BURST_MIB BURST_EVERY PAUSE_MS [HOT_PCT]\n");
+		return 2;
+	}
+	if (argc == 8)
+		hot_pct = strtoul(argv[7], NULL, 0);
+	if (!hot_pct || hot_pct > 100) {
+		fprintf(stderr, "dutycycle: HOT_PCT %s: 1 to 100\n", argv[7]);
 		return 2;
 	}
 	rounds = strtoul(argv[2], NULL, 0);
@@ -128,7 +139,8 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < read_mib * (1 << 20) / CHUNK; i++) {
 			struct file *f = &files[next(&x) % nr_files];
-			off_t off = next(&x) % (f->size / CHUNK) * CHUNK;
+			off_t chunks = f->size / CHUNK, hot = chunks * hot_pct / 100;
+			off_t off = (next(&x) % 10 && hot ? next(&x) % hot : next(&x) % chunks) * CHUNK;
 
 			if (pread(f->fd, buf, CHUNK, off) < 0) {
 				perror("pread");

@@ -386,6 +386,66 @@ static void test_refuses_moved_summary(void **state)
 	expect_refusal(*state, moved_summary, "does not describe the 67108864-byte RAM file");
 }
 
+/* Writes @pages pages of @path (created) and gives its fd. */
+static int written_file(const char *path, size_t pages)
+{
+	static char page[4096] = { 1 };
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	size_t i;
+
+	assert_true(fd >= 0);
+	for (i = 0; i < pages; i++)
+		assert_int_equal(write(fd, page, sizeof(page)), sizeof(page));
+	return fd;
+}
+
+/*
+ * The budget counts what a guest holds in host RAM: on tmpfs with nothing
+ * swapped that is every block; on a disk file system the blocks stay when
+ * the pages leave the page cache, and ram_in_memory() must not count them.
+ * (tmpfs's swapped pages are the same case; a unit test has no swap.)
+ */
+static void test_ram_in_memory(void **state)
+{
+	char shm[] = "/dev/shm/pagehint-test-inmem-XXXXXX", disk[] = "/var/tmp/pagehint-test-inmem-XXXXXX";
+	struct table t = { .table_fd = -1 };
+	struct { uint64_t off, len; } range = { 0, 0 };
+	struct statfs sfs;
+	uint64_t cs[5];
+
+	(void)state;
+	t.ram_fd = mkstemp(shm);
+	assert_true(t.ram_fd >= 0);
+	close(t.ram_fd);
+	t.ram_fd = written_file(shm, 64);
+	assert_int_equal(ram_resident(&t), 64 * 4096);
+	assert_int_equal(ram_in_memory(&t), 64 * 4096);
+	close(t.ram_fd);
+	unlink(shm);
+
+	if (statfs("/var/tmp", &sfs) || sfs.f_type == TMPFS_MAGIC) {
+		print_message("/var/tmp is not on a disk: only tmpfs is tried\n");
+		return;
+	}
+	t.ram_fd = mkstemp(disk);
+	assert_true(t.ram_fd >= 0);
+	close(t.ram_fd);
+	t.ram_fd = written_file(disk, 64);
+	assert_int_equal(fsync(t.ram_fd), 0);
+	assert_int_equal(posix_fadvise(t.ram_fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	if (syscall(451, t.ram_fd, &range, cs, 0)) {
+		/* before Linux 6.5: the blocks are all it can count */
+		assert_int_equal(ram_in_memory(&t), ram_resident(&t));
+		print_message("cachestat(): %s; ram_in_memory() is ram_resident()\n",
+			      strerror(errno));
+	} else {
+		assert_true(ram_resident(&t) >= 64 * 4096);
+		assert_true(ram_in_memory(&t) < 8 * 4096);
+	}
+	close(t.ram_fd);
+	unlink(disk);
+}
+
 static void test_refuses_summary_over_states(void **state)
 {
 	expect_refusal(*state, summary_over_states,
@@ -1514,6 +1574,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_claim_loses_to_guest_volatile, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_race_with_guest, setup_files, teardown_files),
+		cmocka_unit_test(test_ram_in_memory),
 		cmocka_unit_test_setup_teardown(test_refuses_moved_summary, setup_files,
 						teardown_files),
 		cmocka_unit_test_setup_teardown(test_refuses_summary_over_states, setup_files,
