@@ -8,8 +8,8 @@ every QEMU in one memory cgroup with a hard limit (DENSITY_LIMIT_MIB,
 that going over the limit costs visible swap I/O instead of killing a
 guest; N guests of 1 GiB (one vCPU online, two possible: TCG's atomics),
 the release kernel, each running guest/plans/density (random reads from
-its page cache, a 256 MiB burst every 8th round, 4 s pauses: two cores
-carry many).  The same guests and workload under each setup:
+its page cache, nine in ten from a hot fifth of it, a 256 MiB burst every
+8th round, 4 s pauses: two cores carry many).  The same guests and workload under each setup:
 
   no hinting            the guest's page states off, nothing given back
   free page reporting   virtio-balloon's, as Linux and QEMU ship it
@@ -27,8 +27,10 @@ Each guest has a data disk of its own, of its own random content (made
 once, build/density-disks): with one disk for all, KSM would merge their
 page caches, which no real host sees.
 
-For each setup and N (DENSITY_N, "2 4 6 8 10 12"): boot, let every guest
-read its disk and warm up (DENSITY_WARMUP_S), then measure for
+For each setup and N (DENSITY_N, "2 4 6 8 10 12"), DENSITY_RUNS times (3;
+the runs interleaved, so that a drift of the host hits every setup alike,
+and each cell the median of the runs): boot, let every guest read its
+disk and warm up (DENSITY_WARMUP_S), then measure for
 DENSITY_MEASURE_S: rounds a minute in all, the 95th percentile of a
 round's time, host swap-in and swap-out, what the RAM files and the
 cgroup hold, the guests' major faults and frames read again, and the CPU
@@ -59,6 +61,8 @@ LIMIT_MIB = int(os.environ.get('DENSITY_LIMIT_MIB', '4096'))
 NS = tuple(int(n) for n in os.environ.get('DENSITY_N', '2 4 6 8 10 12').split())
 WARMUP_S = int(os.environ.get('DENSITY_WARMUP_S', '30'))
 MEASURE_S = int(os.environ.get('DENSITY_MEASURE_S', '120'))
+# runs of every point, interleaved: each cell is their median
+RUNS = int(os.environ.get('DENSITY_RUNS', '3'))
 ALL_SETUPS = ('no hinting', 'free page reporting', 'balloon loop', 'KSM', 'pagehint, budget')
 # DENSITY_SETUPS: some of them, separated by ";"
 SETUPS = [n.strip() for n in os.environ.get('DENSITY_SETUPS', ';'.join(ALL_SETUPS)).split(';')]
@@ -409,6 +413,26 @@ def run_point(setup, n, cg_limit):
             ksm.restore()
 
 
+def median_row(points):
+    """One N's runs as one row: the median of each measure over the runs
+    that worked, and the range of the rounds a minute."""
+    ok = [p for p in points if p['ok']]
+    if not ok:
+        return dict(ok=False, n=points[0]['n'], why='; '.join(p['why'] for p in points))
+    row = dict(ok=True, n=ok[0]['n'], runs=len(ok), failed=len(points) - len(ok),
+               rounds_range=(min(p['rounds_min'] for p in ok),
+                             max(p['rounds_min'] for p in ok)))
+    for key, value in ok[0].items():
+        if key in ('ok', 'n') or not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        values = [p[key] for p in ok if p[key] is not None]
+        row[key] = statistics.median(values) if values else None
+    for key in ('budget_mib', 'ksm_mib', 'balloon_steps', 'held_mib', 'daemon_cpu', 'p95',
+                'median'):
+        row.setdefault(key, None)
+    return row
+
+
 def knee(rows):
     """The first N whose rounds a minute per guest are below half of the
     smallest N's, or whose p95 is above twice its: None if none."""
@@ -462,17 +486,21 @@ def report(runs, commit, started):
         'and a host swap file, so that going over it costs host swap I/O; N guests of %d '
         'MiB (the %s kernel, one vCPU online), each with a data disk of its own random '
         'content, running guest/plans/density: random 64 KiB reads of 32 MiB from the %d '
-        'MiB it cached, every 8th round a burst of 256 MiB written and freed, 4 s pauses '
+        'MiB it cached, nine in ten from the first fifth of each file (a hot part and a '
+        'cold rest), every 8th round a burst of 256 MiB written and freed, 4 s pauses '
         'between rounds. %d s of warm-up after every guest read its disk, then %d s '
         'measured. "balloon loop" is free page reporting with a MOM-like loop (every %d s, '
         'each balloon %d%% of its guest further while less than %d%% of the limit is free, '
         'back while more than %d%% is); "KSM" the host\'s KSM on anonymous guest RAM; '
         '"pagehint, budget" one `pagehintd host --budget-mib` for all guests, the budget '
-        'the limit less what QEMU held beside the RAM files at start, less %d%%. One run '
-        'per point: the spread between runs is not measured yet.'
+        'the limit less what QEMU held beside the RAM files at start, less %d%%. %d runs '
+        'of every point, interleaved; each cell is their median, the rounds a minute with '
+        'their range in brackets. "RAM files hold" counts their pages in host swap too; '
+        '"cgroup" is what the guests\' QEMUs hold of host RAM, "in swap" what they have in '
+        'host swap.'
         % (commit, started, os.cpu_count(), LIMIT_MIB, GUEST_MIB, VARIANT, DATA_MIB,
            WARMUP_S, MEASURE_S, LOOP_S, LOOP_STEP * 100, LOOP_FREE * 100, LOOP_SLACK * 100,
-           BUDGET_MARGIN * 100),
+           BUDGET_MARGIN * 100, RUNS),
         '',
         '![throughput and host-resident memory against N](%s)' % os.path.basename(SVG),
         '']
@@ -491,9 +519,12 @@ def report(runs, commit, started):
             if not r['ok']:
                 lines.append('| %d | failed: %s |' % (r['n'], r['why']))
                 continue
-            lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | '
-                         '%s | %s | %s | %s |' % (
-                             r['n'], fmt(r['rounds_min'], '%.1f'), fmt(r['per_guest'], '%.2f'),
+            lines.append('| %d%s | %s [%.1f-%.1f] | %s | %s | %s | %s | %s | %s | %s | %s | '
+                         '%d | %d | %s | %s | %s | %s | %s |' % (
+                             r['n'], ' (%d of %d runs failed)' % (r['failed'], RUNS)
+                             if r['failed'] else '',
+                             fmt(r['rounds_min'], '%.1f'), r['rounds_range'][0],
+                             r['rounds_range'][1], fmt(r['per_guest'], '%.2f'),
                              fmt(r['p95']), fmt(r['median']), fmt(r['swapin_mib']),
                              fmt(r['swapout_mib']), fmt(r['held_mib']),
                              fmt(r['cgroup_mib']), fmt(r['cgroup_swap_mib']), r['majflt'],
@@ -518,18 +549,21 @@ def main():
                             capture_output=True, text=True).stdout.strip()
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     swap = SwapFile(max(NS) * GUEST_MIB + 1024)
-    runs = {s: [] for s in SETUPS}
+    points = {(s, n): [] for s in SETUPS for n in NS}
     try:
-        for n in NS:
-            for setup in SETUPS:
-                runs[setup].append(run_point(setup, n, LIMIT_MIB << 20))
+        for i in range(RUNS):
+            for n in NS:
+                for setup in SETUPS:
+                    print('density: run %d of %d' % (i + 1, RUNS), flush=True)
+                    points[setup, n].append(run_point(setup, n, LIMIT_MIB << 20))
     finally:
         swap.remove()
+    runs = {s: [median_row(points[s, n]) for n in NS] for s in SETUPS}
     plot(runs)
     text = '\n'.join(report(runs, commit, started)) + '\n'
     print(text)
     write(MD, text)
-    return 0 if all(r['ok'] for rows in runs.values() for r in rows) else 1
+    return 0 if all(p['ok'] for ps in points.values() for p in ps) else 1
 
 
 if __name__ == '__main__':
