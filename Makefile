@@ -5,9 +5,11 @@
 # make check   every test: host unit tests, the patch series, the guest,
 #              KUnit, hinting end to end, and the runner's own self-test
 # make bench   host-resident memory: no hinting, free page reporting,
-#              pagehint (writes docs/bench.md)
-# make bench-density  how many guests one host carries under a memory
-#              limit, by setup (writes docs/bench-density.md; hours)
+#              pagehint; s390; density (writes docs/bench.md; hours, each
+#              measurement kept per commit, so that a stopped one goes on)
+# make bench-density  make bench's density section alone: how many guests
+#              one host carries under a memory limit, by setup (prints it,
+#              writes build/bench-density.md; hours)
 # make fuzz    the host's fuzz targets, 10 minutes each
 #
 # Both install what they need first (scripts/deps.sh).

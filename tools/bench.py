@@ -7,7 +7,13 @@ same kernel, same workload.
 Every setup boots BENCH_BOOTS times (3 by default), the setups interleaved
 (one boot of each, then the next round), so that a slow minute of the host
 hits every setup alike.  The tables give the median of the boots and, in
-brackets, their range.  Writes docs/bench.md (and prints it)."""
+brackets, their range.  Then the other sections, the density benchmark
+(tools/density.py) last.  Writes docs/bench.md (and prints it), the record
+of one commit: each boot and section is kept per commit (tools/measured.py),
+so that a bench that was stopped goes on where it stopped.
+
+  tools/bench.py [s390|paired|libvirt|idle|idle-guest|density]
+prints one section alone."""
 
 import hashlib
 import mmap
@@ -21,7 +27,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import density  # noqa: E402
 import libvirt_check  # noqa: E402
+import measured  # noqa: E402
 import plot  # noqa: E402
 import vm  # noqa: E402
 from check import GUEST_EPOCH_AT, HOST_EPOCH_AT, SUMMARY_OFFSET_AT  # noqa: E402
@@ -532,15 +540,18 @@ def mapped_mix(variant):
                 accel=guest.accel_used)
 
 
-def s390_section(variant):
+def s390_section(variant, boots):
     """Markdown lines: the volatile share of a page cache with mapped files,
     on s390 (ESSA, emulated by the project's QEMU) and on x86."""
     print('bench: mapped page cache, x86 and s390', flush=True)
-    rows = [('x86_64, %s kernel' % variant, mapped_mix(variant)),
-            ('s390x, s390 kernel (ESSA)', mapped_mix('s390'))]
+    runs = {name: [] for name in ('x86_64, %s kernel' % variant, 's390x, s390 kernel (ESSA)')}
+    for _ in range(boots):
+        for name, kernel in zip(runs, (variant, 's390')):
+            runs[name].append(mapped_mix(kernel))
     lines = ['## Mapped page cache: s390 against x86',
              '',
-             'One boot each (1 GiB, TCG, pagehintd with the aged policy and target 0, so that '
+             '%d boots each, interleaved, medians with their range (1 GiB, TCG, pagehintd '
+             'with the aged policy and target 0, so that '
              'the x86 guest\'s scanner works as the s390 one, which cannot hear what the host '
              'wants, always does) of '
              '`guest/plans/bench-mapped`: a program run from the data disk keeps file7 and '
@@ -553,22 +564,38 @@ def s390_section(variant):
              '| guest | cache (MiB) | mapped (MiB) | volatile (MiB) | volatile share | '
              'host holds (MiB) |',
              '|---|---|---|---|---|---|']
-    for name, r in rows:
-        if not r:
-            lines.append('| %s | the boot failed | | | | |' % name)
+    for name, rs in runs.items():
+        ok = [r for r in rs if r]
+        if not ok:
+            lines.append('| %s | every boot failed | | | | |' % name)
             continue
-        lines.append('| %s | %.0f | %.0f | %.0f | %.0f%% | %.0f |' % (
-            name, r['cache'], r['mapped'], r['volatile'],
-            100.0 * r['volatile'] / r['cache'] if r['cache'] else 0, r['held']))
+
+        def col(key):
+            return fmt([r[key] for r in ok])
+        lines.append('| %s%s | %s | %s | %s | %s | %s |' % (
+            name, ' (%d of %d boots failed)' % (len(rs) - len(ok), len(rs))
+            if len(ok) < len(rs) else '', col('cache'), col('mapped'), col('volatile'),
+            fmt([100.0 * r['volatile'] / r['cache'] if r['cache'] else 0 for r in ok],
+                '%.0f%%'), col('held')))
     return lines + ['']
+
+
+def section(key, make):
+    """A section's lines, kept per commit unless a boot in it failed."""
+    return measured.once('section/' + key, make,
+                         worked=lambda lines: not any(re.search(r'\bfailed\b', line)
+                                                      for line in lines))
 
 
 def main():
     variant = os.environ.get('VARIANT', 'release')
+    boots = int(os.environ.get('BENCH_BOOTS', '3'))
     if sys.argv[1:] == ['s390']:
         make_disks()
-        print('\n'.join(s390_section(variant)))
+        print('\n'.join(s390_section(variant, boots)))
         return 0
+    if sys.argv[1:] == ['density']:
+        return density.main()
     if sys.argv[1:] == ['paired']:
         make_disks()
         print('\n'.join(paired_section(variant)))
@@ -583,14 +610,16 @@ def main():
         make_disks()
         print('\n'.join(idle_guest_section(variant)))
         return 0
-    boots = int(os.environ.get('BENCH_BOOTS', '3'))
     mem_mib = 1024
     make_disks()
+    at = measured.commit()
     runs = {name: [] for name, _ in SETUPS}
     for i in range(boots):
         for name, opts in SETUPS:
             print('bench: boot %d of %d: %s' % (i + 1, boots, name), flush=True)
-            runs[name].append(measure(name, opts, variant, mem_mib))
+            runs[name].append(measured.once(
+                'setups/%s/boot=%d' % (name, i + 1),
+                lambda: measure(name, opts, variant, mem_mib), worked=lambda r: r['ok']))
 
     def col(name, key):
         return [r[key] for r in runs[name]]
@@ -603,7 +632,10 @@ def main():
     lines = [
         '# Benchmark: host-resident guest memory',
         '',
-        'Generated by `make bench` (tools/bench.py) on %s: a %d MiB %s guest (%s kernel), the '
+        'Generated by `make bench` (tools/bench.py) at commit %s, finished %s (each boot '
+        'and section is kept per commit, so a bench that was stopped went on where it '
+        'stopped: every number here is of that commit). The first sections: a %d MiB %s '
+        'guest (%s kernel), the '
         'same kernel for every setup, %d boots per setup, interleaved. Each cell is the median '
         'of the boots with their range in brackets. "Host holds" is the allocated size of the '
         'guest RAM file, sampled every %.1f s. "pagehint, default" is pagehintd with no '
@@ -616,7 +648,8 @@ def main():
         'every free and allocation and has nothing given back, and as no host asks for memory '
         'its scanner makes no cache volatile: its cost rows are what hinting costs a guest '
         'whose host wants nothing.'
-        % (time.strftime('%Y-%m-%d'), mem_mib, accel, variant, boots, SAMPLE_S),
+        % (at, time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), mem_mib, accel, variant,
+           boots, SAMPLE_S),
         '',
         'Host-resident guest memory over the first boot of each setup (the plan: settle, '
         'write 400 MiB to tmpfs and delete it, read 300 MiB of files, grep, the cost '
@@ -722,9 +755,12 @@ def main():
                  overhead(IMMEDIATE, 'cycle_ns'), overhead(IMMEDIATE, 'fault1_ns'),
                  overhead(AGED, 'cycle_ns'), overhead(AGED, 'fault1_ns'))]
     plot.held({name: runs[name][0]['samples'] for name, _ in SETUPS}, svg=PLOT)
-    lines += [''] + paired_section(variant) + [''] + idle_section() + [''] + \
-        idle_guest_section(variant) + [''] + libvirt_section(variant) + [''] + \
-        s390_section(variant)
+    lines += [''] + section('paired', lambda: paired_section(variant)) + [''] + \
+        section('idle', idle_section) + [''] + \
+        section('idle-guest', lambda: idle_guest_section(variant)) + [''] + \
+        section('libvirt', lambda: libvirt_section(variant)) + [''] + \
+        section('s390', lambda: s390_section(variant, boots)) + [''] + \
+        density.section(os.path.join(vm.TOP, 'docs'))
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(vm.TOP, 'docs', 'bench.md'), 'w') as f:

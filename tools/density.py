@@ -36,8 +36,14 @@ round's time, host swap-in and swap-out, what the RAM files and the
 cgroup hold, the guests' major faults and frames read again, and the CPU
 of pagehintd and kswapd.  The knee is the first N where the rounds a
 minute per guest fall below half of N=2's, or the p95 above twice N=2's
-(the z/VM criterion).  Writes docs/bench-density.md and
-docs/bench-density.svg.  A benchmark, not a test: nothing here judges.
+(the z/VM criterion).  And a second curve, VMware's balloon study's shape:
+one 4 GiB guest whose cache holds a 3 GiB disk, the host taking 0 to 3 GiB
+(DENSITY_ONE_TAKE_MIB) of what it holds by host swap, by a balloon, and by
+pagehintd's budget.
+
+A section of docs/bench.md (make bench); alone (make bench-density) it is
+printed and written to build/bench-density.md.  Every point is kept per
+commit (tools/measured.py).  A benchmark, not a test: nothing here judges.
 """
 
 import glob
@@ -53,14 +59,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import libvirt_check as lc  # noqa: E402
+import measured  # noqa: E402
 import vm  # noqa: E402
 
 GUEST_MIB = 1024
 VARIANT = os.environ.get('VARIANT', 'release')
 LIMIT_MIB = int(os.environ.get('DENSITY_LIMIT_MIB', '4096'))
 NS = tuple(int(n) for n in os.environ.get('DENSITY_N', '2 4 6 8 10 12').split())
-WARMUP_S = int(os.environ.get('DENSITY_WARMUP_S', '30'))
-MEASURE_S = int(os.environ.get('DENSITY_MEASURE_S', '120'))
+WARMUP_S = int(os.environ.get('DENSITY_WARMUP_S', '20'))
+MEASURE_S = int(os.environ.get('DENSITY_MEASURE_S', '60'))
 # runs of every point, interleaved: each cell is their median
 RUNS = int(os.environ.get('DENSITY_RUNS', '3'))
 ALL_SETUPS = ('no hinting', 'free page reporting', 'balloon loop', 'KSM', 'pagehint, budget')
@@ -69,8 +76,14 @@ SETUPS = [n.strip() for n in os.environ.get('DENSITY_SETUPS', ';'.join(ALL_SETUP
 # what the pagehint budget leaves of the limit to the rest of QEMU (its
 # own memory, TCG's code buffer): measured at start, plus this margin
 BUDGET_MARGIN = 0.10
-MD = os.path.join(vm.TOP, 'docs', 'bench-density.md')
-SVG = os.path.join(vm.TOP, 'docs', 'bench-density.svg')
+# the second curve, VMware's balloon study's shape: one guest of ONE_MIB
+# whose cache holds a disk of ONE_DATA_MIB, and the host taking memory from
+# it by each of these setups (the guest's own setup in brackets)
+ONE_MIB, ONE_DATA_MIB = 4096, 3072
+ONE_TAKES = tuple(int(t) for t in os.environ.get('DENSITY_ONE_TAKE_MIB',
+                                                 '0 1024 2048 3072').split())
+ONE_SETUPS = {'host swap': 'no hinting', 'balloon': 'free page reporting',
+              'pagehint, budget': 'pagehint, budget'}
 BOOT_S = 300            # for every guest to read its disk, at most
 DISKS = os.path.join(vm.BUILD, 'density-disks')
 DATA_MIB = 300
@@ -134,15 +147,23 @@ class Cgroup:
         root = '/sys/fs/cgroup' if self.v2 else '/sys/fs/cgroup/memory'
         self.path = os.path.join(root, 'pagehint-density-%d' % os.getpid())
         os.mkdir(self.path)
-        if self.v2:
-            write(os.path.join(self.path, 'memory.max'), str(limit_bytes))
-        else:
-            write(os.path.join(self.path, 'memory.limit_in_bytes'), str(limit_bytes))
+        self.limit(limit_bytes)
+        if not self.v2:
             # what QEMU touched before it moved in comes along (deprecated, still there in v1)
             try:
                 write(os.path.join(self.path, 'memory.move_charge_at_immigrate'), '3')
             except OSError:
                 pass
+
+    def limit(self, limit_bytes):
+        """A hard limit of LIMIT_BYTES (None: none).  Lowering it below what
+        the cgroup holds reclaims the difference in the write."""
+        if self.v2:
+            write(os.path.join(self.path, 'memory.max'),
+                  'max' if limit_bytes is None else str(limit_bytes))
+        else:
+            write(os.path.join(self.path, 'memory.limit_in_bytes'),
+                  '-1' if limit_bytes is None else str(limit_bytes))
 
     def add(self, pid):
         write(os.path.join(self.path, 'cgroup.procs'), str(pid))
@@ -231,13 +252,13 @@ def rounds(dom):
     return [(int(n), float(ms), int(d), int(m)) for n, ms, d, m in ROUND.findall(dom.tap())]
 
 
-def define(lv, name, setup):
+def define(lv, name, setup, mem_mib=GUEST_MIB, disk=None):
     d = lv.path('guests', name)
     os.makedirs(d)
     hint = setup == 'pagehint, budget'
     table = 'pagehint-lv%d-%s' % (os.getpid(), name)
     xml = DOMAIN_XML.format(
-        name=name, mem_mib=GUEST_MIB, dir=d, disk=os.path.join(DISKS, name, 'data.img'),
+        name=name, mem_mib=mem_mib, dir=d, disk=disk or os.path.join(DISKS, name, 'data.img'),
         backing='' if setup == 'KSM' else BACKING_FILE,
         kernel=vm.kernel_image(lv.variant), initrd=vm.initramfs(lv.variant),
         cmdline='' if hint else ' page_states=off',
@@ -246,23 +267,29 @@ def define(lv, name, setup):
         else "<memballoon model='none'/>")
     write(os.path.join(d, 'domain.xml'), xml)
     lv.virsh('define', os.path.join(d, 'domain.xml'))
-    return lc.Domain(lv, name, d, GUEST_MIB, 'density', table if hint else None)
+    return lc.Domain(lv, name, d, mem_mib, 'density', table if hint else None)
+
+
+def make_disk(name, data_mib):
+    """A data disk of DATA_MIB MiB of files of its own random content, made
+    once (guest/mkdisks.sh): build/density-disks/NAME/data.img."""
+    d = os.path.join(DISKS, name)
+    if os.path.exists(os.path.join(d, 'done')):
+        return os.path.join(d, 'data.img')
+    print('density: making the data disk %s' % name, flush=True)
+    subprocess.run([os.path.join(vm.TOP, 'guest', 'mkdisks.sh')], check=True,
+                   stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, DISKS_DIR=d, DATA_MIB=str(data_mib), SWAP_MIB='1'))
+    for f in ('data.erofs', 'swap.img'):
+        os.unlink(os.path.join(d, f))
+    write(os.path.join(d, 'done'), '')
+    return os.path.join(d, 'data.img')
 
 
 def make_disks(n):
-    """A data disk for each of N guests, each of its own random content;
-    made once (guest/mkdisks.sh, DATA_MIB MiB of files)."""
+    """A data disk for each of N guests, each of its own random content."""
     for i in range(n):
-        d = os.path.join(DISKS, 'd%02d' % i)
-        if os.path.exists(os.path.join(d, 'done')):
-            continue
-        print('density: making the data disk of guest %d' % i, flush=True)
-        subprocess.run([os.path.join(vm.TOP, 'guest', 'mkdisks.sh')], check=True,
-                       stdout=subprocess.DEVNULL,
-                       env=dict(os.environ, DISKS_DIR=d, DATA_MIB=str(DATA_MIB), SWAP_MIB='1'))
-        for f in ('data.erofs', 'swap.img'):
-            os.unlink(os.path.join(d, f))
-        write(os.path.join(d, 'done'), '')
+        make_disk('d%02d' % i, DATA_MIB)
 
 
 class BalloonLoop(threading.Thread):
@@ -323,6 +350,70 @@ def ram_held(lv):
                for p in glob.glob(lv.path('ram', 'libvirt', 'qemu', '*', 'pc.ram')))
 
 
+def boot(lv, doms, cg):
+    """Start DOMS, each QEMU in CG before its guest runs, and wait until
+    every guest has read its disk into its cache."""
+    for dom in doms:
+        dom.started = time.monotonic()
+        lv.virsh('start', '--paused', dom.name)
+        pid = int(read(lv.path('run', 'qemu', dom.name + '.pid')).strip())
+        cg.add(pid)
+        lv.virsh('resume', dom.name)
+    for dom in doms:
+        if not lc.wait_for(lambda: dom.said('mark: ready') or dom.state() != 'running',
+                           BOOT_S + 30 * len(doms), step=1) or not dom.said('mark: ready'):
+            raise OSError('%s never read its disk (%s); see %s' % (
+                dom.name, dom.state(), os.path.join(dom.run_dir, 'console.log')))
+
+
+def window(lv, doms, cg, ksm=None, loop=None):
+    """MEASURE_S of DOMS at work: what the guests did and what it cost the
+    host (a dict of numbers, None for what this setup has none of)."""
+    daemon_pid = lv.daemon.pid if lv.daemon else None
+    kswapd = kswapd_pids()
+    start = dict(t=time.monotonic(), rounds={d.name: rounds(d) for d in doms},
+                 pswpin=vmstat('pswpin'), pswpout=vmstat('pswpout'),
+                 daemon=cpu_s(daemon_pid) if daemon_pid else None,
+                 kswapd=sum(cpu_s(p) or 0 for p in kswapd))
+    held, usage, merged = [], [], []
+    while time.monotonic() - start['t'] < MEASURE_S:
+        held.append(ram_held(lv))
+        usage.append(cg.usage())
+        if ksm:
+            merged.append(ksm.shared_mib())
+        time.sleep(1)
+    t = time.monotonic() - start['t']
+    end = {d.name: rounds(d) for d in doms}
+    times, done, discarded, majflt = [], 0, 0, 0
+    for dom in doms:
+        before, after = start['rounds'][dom.name], end[dom.name]
+        last = before[-1] if before else (0, 0, 0, 0)
+        new = [r for r in after if r[0] > last[0]]
+        done += len(new)
+        times += [r[1] for r in new]
+        if new:
+            discarded += new[-1][2] - last[2]
+            majflt += new[-1][3] - last[3]
+    daemon_cpu = cpu_s(daemon_pid) if daemon_pid else None
+    return dict(
+        ok=True, n=len(doms),
+        rounds_min=done * 60 / t,
+        per_guest=done * 60 / t / len(doms),
+        p95=statistics.quantiles(times, n=20)[-1] if len(times) >= 2 else None,
+        median=statistics.median(times) if times else None,
+        swapin_mib=(vmstat('pswpin') - start['pswpin']) * 4096 / (1 << 20),
+        swapout_mib=(vmstat('pswpout') - start['pswpout']) * 4096 / (1 << 20),
+        held_mib=statistics.median(held) / (1 << 20) if not ksm else None,
+        ksm_mib=statistics.median(merged) if merged else None,
+        balloon_steps=loop.steps if loop else None,
+        cgroup_mib=statistics.median(usage) / (1 << 20),
+        cgroup_swap_mib=cg.swapped() / (1 << 20),
+        discarded=discarded, majflt=majflt,
+        daemon_cpu=(daemon_cpu - start['daemon']) / t * 100
+        if daemon_cpu is not None and start['daemon'] is not None else None,
+        kswapd_cpu=(sum(cpu_s(p) or 0 for p in kswapd) - start['kswapd']) / t * 100)
+
+
 def run_point(setup, n, cg_limit):
     """One setup with N guests: what the measurement window saw."""
     print('density: %s, %d guests' % (setup, n), flush=True)
@@ -334,17 +425,7 @@ def run_point(setup, n, cg_limit):
         lv.start()
         cg = Cgroup(cg_limit)
         doms = [define(lv, 'd%02d' % i, setup) for i in range(n)]
-        for dom in doms:
-            dom.started = time.monotonic()
-            lv.virsh('start', '--paused', dom.name)
-            pid = int(read(lv.path('run', 'qemu', dom.name + '.pid')).strip())
-            cg.add(pid)
-            lv.virsh('resume', dom.name)
-        for dom in doms:
-            if not lc.wait_for(lambda: dom.said('mark: ready') or dom.state() != 'running',
-                               BOOT_S + 30 * n, step=1) or not dom.said('mark: ready'):
-                raise OSError('%s never read its disk (%s); see %s' % (
-                    dom.name, dom.state(), os.path.join(dom.run_dir, 'console.log')))
+        boot(lv, doms, cg)
         budget_mib = None
         if setup == 'pagehint, budget':
             # what QEMU holds beside the RAM files stays; the budget is the rest
@@ -355,50 +436,7 @@ def run_point(setup, n, cg_limit):
             loop = BalloonLoop(lv, doms, cg, cg_limit)
             loop.start()
         time.sleep(WARMUP_S)
-
-        daemon_pid = lv.daemon.pid if lv.daemon else None
-        kswapd = kswapd_pids()
-        start = dict(t=time.monotonic(), rounds={d.name: rounds(d) for d in doms},
-                     pswpin=vmstat('pswpin'), pswpout=vmstat('pswpout'),
-                     daemon=cpu_s(daemon_pid) if daemon_pid else None,
-                     kswapd=sum(cpu_s(p) or 0 for p in kswapd))
-        held, usage, merged = [], [], []
-        while time.monotonic() - start['t'] < MEASURE_S:
-            held.append(ram_held(lv))
-            usage.append(cg.usage())
-            if ksm:
-                merged.append(ksm.shared_mib())
-            time.sleep(1)
-        t = time.monotonic() - start['t']
-        end = {d.name: rounds(d) for d in doms}
-        times, done, discarded, majflt = [], 0, 0, 0
-        for dom in doms:
-            before, after = start['rounds'][dom.name], end[dom.name]
-            last = before[-1] if before else (0, 0, 0, 0)
-            new = [r for r in after if r[0] > last[0]]
-            done += len(new)
-            times += [r[1] for r in new]
-            if new:
-                discarded += new[-1][2] - last[2]
-                majflt += new[-1][3] - last[3]
-        daemon_cpu = cpu_s(daemon_pid) if daemon_pid else None
-        return dict(
-            ok=True, n=n, budget_mib=budget_mib,
-            rounds_min=done * 60 / t,
-            per_guest=done * 60 / t / n,
-            p95=statistics.quantiles(times, n=20)[-1] if len(times) >= 2 else None,
-            median=statistics.median(times) if times else None,
-            swapin_mib=(vmstat('pswpin') - start['pswpin']) * 4096 / (1 << 20),
-            swapout_mib=(vmstat('pswpout') - start['pswpout']) * 4096 / (1 << 20),
-            held_mib=statistics.median(held) / (1 << 20) if setup != 'KSM' else None,
-            ksm_mib=statistics.median(merged) if merged else None,
-            balloon_steps=loop.steps if loop else None,
-            cgroup_mib=statistics.median(usage) / (1 << 20),
-            cgroup_swap_mib=cg.swapped() / (1 << 20),
-            discarded=discarded, majflt=majflt,
-            daemon_cpu=(daemon_cpu - start['daemon']) / t * 100
-            if daemon_cpu is not None and start['daemon'] is not None else None,
-            kswapd_cpu=(sum(cpu_s(p) or 0 for p in kswapd) - start['kswapd']) / t * 100)
+        return dict(window(lv, doms, cg, ksm, loop), budget_mib=budget_mib)
     except (OSError, subprocess.SubprocessError) as e:
         print('density: %s, %d guests: %s' % (setup, n, e), flush=True)
         return dict(ok=False, n=n, why=str(e))
@@ -411,6 +449,42 @@ def run_point(setup, n, cg_limit):
             cg.remove()
         if ksm:
             ksm.restore()
+
+
+def run_one(setup, take_mib):
+    """The second curve, VMware's shape: one ONE_MIB guest whose cache
+    holds its ONE_DATA_MIB disk; once it has warmed up, the host takes
+    TAKE_MIB of what the guest holds, by SETUP, and the guest works on."""
+    print('density: one guest, %s takes %d MiB' % (setup, take_mib), flush=True)
+    lv = lc.Libvirt(VARIANT)
+    cg = None
+    try:
+        lv.start()
+        cg = Cgroup(None)
+        dom = define(lv, 'one', ONE_SETUPS[setup], mem_mib=ONE_MIB,
+                     disk=make_disk('one', ONE_DATA_MIB))
+        boot(lv, [dom], cg)
+        time.sleep(WARMUP_S)
+        held, usage = ram_held(lv), cg.usage()
+        if take_mib and setup == 'host swap':
+            # reclaim to below the new limit happens in this write
+            cg.limit(usage - (take_mib << 20))
+        elif take_mib and setup == 'balloon':
+            # what the guest never touched the host never held: the balloon
+            # takes that and TAKE_MIB of the rest
+            lv.virsh('setmem', dom.name, str(((held >> 20) - take_mib) << 10), '--live')
+        elif setup == 'pagehint, budget':
+            lv.start_daemon('--budget-mib', str((held >> 20) - take_mib))
+        time.sleep(WARMUP_S)
+        return dict(window(lv, [dom], cg), take_mib=take_mib, held_before_mib=held >> 20,
+                    cgroup_before_mib=usage >> 20)
+    except (OSError, subprocess.SubprocessError) as e:
+        print('density: one guest, %s takes %d MiB: %s' % (setup, take_mib, e), flush=True)
+        return dict(ok=False, n=1, take_mib=take_mib, why=str(e))
+    finally:
+        lv.stop()
+        if cg:
+            cg.remove()
 
 
 def median_row(points):
@@ -450,7 +524,13 @@ def fmt(v, spec='%.0f'):
     return '-' if v is None else spec % v
 
 
-def plot(runs):
+def gnuplot(script):
+    subprocess.run(['gnuplot'], input='\n'.join(script), text=True, check=True,
+                   capture_output=True)
+
+
+def plot(runs, svg):
+    """Throughput and host-resident memory against N, every setup."""
     with tempfile.TemporaryDirectory(prefix='pagehint-density-') as d:
         plots = {'rounds': [], 'held': []}
         for i, (setup, rows) in enumerate(runs.items()):
@@ -465,26 +545,110 @@ def plot(runs):
                                    % (data, title))
             plots['held'].append("'%s' using 1:3 with linespoints lw 2 title '%s'"
                                  % (data, title))
-        script = [
-            "set terminal svg size 960,800 dynamic font 'sans,12'", "set output '%s'" % SVG,
+        gnuplot([
+            "set terminal svg size 960,800 dynamic font 'sans,12'", "set output '%s'" % svg,
             'set multiplot layout 2,1', 'set grid', 'set key outside right top',
             "set xlabel 'guests (1 GiB each)'", 'set yrange [0:*]',
             "set title 'throughput: rounds a minute, all guests (limit %d MiB)'" % LIMIT_MIB,
             "set ylabel 'rounds / minute'", 'plot ' + ', '.join(plots['rounds']),
             "set title 'what the guests cost the host: their cgroup in RAM + in swap'",
-            "set ylabel 'MiB'", 'plot ' + ', '.join(plots['held']), 'unset multiplot']
-        subprocess.run(['gnuplot'], input='\n'.join(script), text=True, check=True,
-                       capture_output=True)
+            "set ylabel 'MiB'", 'plot ' + ', '.join(plots['held']), 'unset multiplot'])
 
 
-def report(runs, commit, started):
+def plot_one(one, svg):
+    """The single guest's throughput against what the host took, by setup."""
+    with tempfile.TemporaryDirectory(prefix='pagehint-density-') as d:
+        plots = []
+        for i, (setup, rows) in enumerate(one.items()):
+            data = os.path.join(d, '%d.dat' % i)
+            with open(data, 'w') as f:
+                for r in rows:
+                    if r['ok']:
+                        f.write('%d %.2f\n' % (r['take_mib'], r['rounds_min']))
+            plots.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (data, setup))
+        gnuplot([
+            "set terminal svg size 960,420 dynamic font 'sans,12'", "set output '%s'" % svg,
+            'set grid', 'set key outside right top', 'set yrange [0:*]',
+            "set xlabel 'MiB the host takes of what the guest holds'",
+            "set title 'one %d MiB guest, its cache holding %d MiB: rounds a minute'"
+            % (ONE_MIB, ONE_DATA_MIB),
+            "set ylabel 'rounds / minute'", 'plot ' + ', '.join(plots)])
+
+
+COLUMNS = ('| N | rounds/min | per guest | p95 round (ms) | median round (ms) | swap in (MiB) | '
+           'swap out (MiB) | RAM files hold (MiB) | cgroup (MiB) | in swap (MiB) | '
+           'major faults | frames read again | pagehintd CPU | kswapd CPU | budget (MiB) | '
+           'KSM merged (MiB) | balloon steps |')
+
+
+def row(r, first):
+    """A table row of a median row R; FIRST is its first column."""
+    if not r['ok']:
+        return '| %s | failed: %s |' % (first, r['why'])
+    return ('| %s%s | %s [%.1f-%.1f] | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | '
+            '%s | %s | %s | %s | %s |' % (
+                first, ' (%d of %d runs failed)' % (r['failed'], r['failed'] + r['runs'])
+                if r['failed'] else '',
+                fmt(r['rounds_min'], '%.1f'), r['rounds_range'][0], r['rounds_range'][1],
+                fmt(r['per_guest'], '%.2f'), fmt(r['p95']), fmt(r['median']),
+                fmt(r['swapin_mib']), fmt(r['swapout_mib']), fmt(r['held_mib']),
+                fmt(r['cgroup_mib']), fmt(r['cgroup_swap_mib']), r['majflt'], r['discarded'],
+                fmt(r['daemon_cpu'], '%.1f%%'), fmt(r['kswapd_cpu'], '%.1f%%'),
+                fmt(r['budget_mib']), fmt(r['ksm_mib']), fmt(r['balloon_steps'])))
+
+
+def sweep():
+    """Every point of the table and of the second curve, RUNS times,
+    interleaved; each kept per commit (measured.once), so that a sweep
+    that was stopped goes on where it stopped.  The swap file is there
+    while anything is measured."""
+    points = {(s, n): [] for s in SETUPS for n in NS}
+    one = {(s, t): [] for s in ONE_SETUPS for t in ONE_TAKES}
+    swap = []
+
+    def measuring(fn):
+        if not swap:
+            swap.append(SwapFile(max(max(NS) * GUEST_MIB, ONE_MIB) + 1024))
+        return fn()
+
+    try:
+        for i in range(RUNS):
+            for n in NS:
+                for setup in SETUPS:
+                    points[setup, n].append(measured.once(
+                        'density/%s/N=%d/run=%d' % (setup, n, i + 1),
+                        lambda: measuring(lambda: run_point(setup, n, LIMIT_MIB << 20)),
+                        worked=lambda r: r['ok']))
+            for take in ONE_TAKES:
+                for setup in ONE_SETUPS:
+                    one[setup, take].append(measured.once(
+                        'density-one/%s/take=%d/run=%d' % (setup, take, i + 1),
+                        lambda: measuring(lambda: run_one(setup, take)),
+                        worked=lambda r: r['ok']))
+    finally:
+        for s in swap:
+            s.remove()
+    return ({s: [median_row(points[s, n]) for n in NS] for s in SETUPS},
+            {s: [dict(median_row(one[s, t]), take_mib=t) for t in ONE_TAKES]
+             for s in ONE_SETUPS})
+
+
+def section(svg_dir):
+    """The density section of docs/bench.md: markdown lines, its plots in
+    SVG_DIR."""
+    make_disks(max(NS))
+    if ONE_TAKES:
+        make_disk('one', ONE_DATA_MIB)
+    runs, one = sweep()
+    svg, svg_one = (os.path.join(svg_dir, n) for n in ('bench-density.svg',
+                                                        'bench-density-one.svg'))
+    plot(runs, svg)
     lines = [
-        '# Density: how many guests one host carries',
+        '## Density: how many guests one host carries',
         '',
-        'Generated by `make bench-density` (tools/density.py) at commit %s, %s, on a '
-        '%d-core host under TCG. Every QEMU in one memory cgroup with a hard limit of %d MiB '
-        'and a host swap file, so that going over it costs host swap I/O; N guests of %d '
-        'MiB (the %s kernel, one vCPU online), each with a data disk of its own random '
+        'On a %d-core host under TCG, every QEMU in one memory cgroup with a hard limit of '
+        '%d MiB and a host swap file, so that going over it costs host swap I/O; N guests '
+        'of %d MiB (the %s kernel, one vCPU online), each with a data disk of its own random '
         'content, running guest/plans/density: random 64 KiB reads of 32 MiB from the %d '
         'MiB it cached, nine in ten from the first fifth of each file (a hot part and a '
         'cold rest), every 8th round a burst of 256 MiB written and freed, 4 s pauses '
@@ -497,45 +661,58 @@ def report(runs, commit, started):
         'of every point, interleaved; each cell is their median, the rounds a minute with '
         'their range in brackets. "RAM files hold" counts their pages in host swap too; '
         '"cgroup" is what the guests\' QEMUs hold of host RAM, "in swap" what they have in '
-        'host swap.'
-        % (commit, started, os.cpu_count(), LIMIT_MIB, GUEST_MIB, VARIANT, DATA_MIB,
-           WARMUP_S, MEASURE_S, LOOP_S, LOOP_STEP * 100, LOOP_FREE * 100, LOOP_SLACK * 100,
-           BUDGET_MARGIN * 100, RUNS),
+        'host swap. The knee is the first N whose rounds a minute per guest fall below '
+        'half of N=%d\'s, or whose p95 round is above twice its (the z/VM criterion).'
+        % (os.cpu_count(), LIMIT_MIB, GUEST_MIB, VARIANT, DATA_MIB, WARMUP_S, MEASURE_S,
+           LOOP_S, LOOP_STEP * 100, LOOP_FREE * 100, LOOP_SLACK * 100, BUDGET_MARGIN * 100,
+           RUNS, NS[0]),
         '',
-        '![throughput and host-resident memory against N](%s)' % os.path.basename(SVG),
-        '']
+        '![throughput and host-resident memory against N](%s)' % os.path.basename(svg),
+        '',
+        '| setup | knee | rounds/min at N=%d | per guest at N=%d, of N=%d\'s |'
+        % (NS[-1], NS[-1], NS[0]),
+        '|---|---|---|---|']
     for setup, rows in runs.items():
-        k = knee(rows)
-        lines += ['## %s' % setup, '',
-                  'Knee (rounds a minute per guest below half of N=%d\'s, or p95 above twice '
-                  'its): %s.' % (rows[0]['n'], 'N = %d' % k if k else 'not reached'),
-                  '',
-                  '| N | rounds/min | per guest | p95 round (ms) | median round (ms) | '
-                  'swap in (MiB) | swap out (MiB) | RAM files hold (MiB) | cgroup (MiB) | '
-                  'in swap (MiB) | major faults | frames read again | pagehintd CPU | '
-                  'kswapd CPU | budget (MiB) | KSM merged (MiB) | balloon steps |',
-                  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
-        for r in rows:
-            if not r['ok']:
-                lines.append('| %d | failed: %s |' % (r['n'], r['why']))
-                continue
-            lines.append('| %d%s | %s [%.1f-%.1f] | %s | %s | %s | %s | %s | %s | %s | %s | '
-                         '%d | %d | %s | %s | %s | %s | %s |' % (
-                             r['n'], ' (%d of %d runs failed)' % (r['failed'], RUNS)
-                             if r['failed'] else '',
-                             fmt(r['rounds_min'], '%.1f'), r['rounds_range'][0],
-                             r['rounds_range'][1], fmt(r['per_guest'], '%.2f'),
-                             fmt(r['p95']), fmt(r['median']), fmt(r['swapin_mib']),
-                             fmt(r['swapout_mib']), fmt(r['held_mib']),
-                             fmt(r['cgroup_mib']), fmt(r['cgroup_swap_mib']), r['majflt'],
-                             r['discarded'], fmt(r['daemon_cpu'], '%.1f%%'),
-                             fmt(r['kswapd_cpu'], '%.1f%%'), fmt(r['budget_mib']),
-                             fmt(r['ksm_mib']), fmt(r['balloon_steps'])))
+        k, first, last = knee(rows), rows[0], rows[-1]
+        lines.append('| %s | %s | %s | %s |' % (
+            setup, 'N = %d' % k if k else 'not reached by N=%d' % NS[-1],
+            fmt(last.get('rounds_min'), '%.1f'),
+            '%.0f%%' % (100 * last['per_guest'] / first['per_guest'])
+            if first['ok'] and last['ok'] and first['per_guest'] else '-'))
+    lines.append('')
+    for setup, rows in runs.items():
+        lines += ['### %s' % setup, '', COLUMNS, '|---' * 17 + '|']
+        lines += [row(r, '%d' % r['n']) for r in rows]
         lines.append('')
-    return lines
+    if not ONE_TAKES:
+        return lines
+    plot_one(one, svg_one)
+    lines += [
+        '### One guest, and the host taking its memory',
+        '',
+        'The shape of VMware\'s balloon study: one guest of %d MiB (the same workload, its '
+        'cache holding a disk of %d MiB), no memory limit; after the warm-up the host takes '
+        'what the first column says of what the guest holds, and after %d s more the window '
+        'is measured. "host swap": the guest without hinting, its cgroup\'s limit lowered '
+        'by that much (the host swaps out what it picks). "balloon": free page reporting, '
+        'the balloon inflated to what the guest never touched plus that much (the guest '
+        'picks what to give up, its own reclaim). "pagehint, budget": `pagehintd host '
+        '--budget-mib` of what the guest holds less that much (the guest\'s volatile '
+        'clean cache goes first). %d runs each, medians.'
+        % (ONE_MIB, ONE_DATA_MIB, WARMUP_S, RUNS),
+        '',
+        '![one guest: throughput against what the host takes](%s)'
+        % os.path.basename(svg_one),
+        '',
+        COLUMNS.replace('| N |', '| setup, MiB taken |'), '|---' * 17 + '|']
+    for setup, rows in one.items():
+        lines += [row(r, '%s, %d' % (setup, r['take_mib'])) for r in rows]
+    return lines + ['']
 
 
 def main():
+    """make bench-density: the density section alone, printed and written
+    to build/bench-density.md (docs/bench.md is all of make bench)."""
     unknown = [s for s in SETUPS if s not in ALL_SETUPS]
     if unknown:
         print('density: no setup %s (there are: %s)' % (', '.join(unknown), '; '.join(ALL_SETUPS)),
@@ -544,26 +721,11 @@ def main():
     if os.geteuid():
         print('density: needs root (a memory cgroup, a swap file, libvirtd)', file=sys.stderr)
         return 2
-    make_disks(max(NS))
-    commit = subprocess.run(['git', '-C', vm.TOP, 'describe', '--always', '--dirty'],
-                            capture_output=True, text=True).stdout.strip()
-    started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
-    swap = SwapFile(max(NS) * GUEST_MIB + 1024)
-    points = {(s, n): [] for s in SETUPS for n in NS}
-    try:
-        for i in range(RUNS):
-            for n in NS:
-                for setup in SETUPS:
-                    print('density: run %d of %d' % (i + 1, RUNS), flush=True)
-                    points[setup, n].append(run_point(setup, n, LIMIT_MIB << 20))
-    finally:
-        swap.remove()
-    runs = {s: [median_row(points[s, n]) for n in NS] for s in SETUPS}
-    plot(runs)
-    text = '\n'.join(report(runs, commit, started)) + '\n'
+    text = '\n'.join(['# Density, at commit %s' % measured.commit(), ''] +
+                     section(vm.BUILD)) + '\n'
     print(text)
-    write(MD, text)
-    return 0 if all(p['ok'] for ps in points.values() for p in ps) else 1
+    write(os.path.join(vm.BUILD, 'bench-density.md'), text)
+    return 0
 
 
 if __name__ == '__main__':

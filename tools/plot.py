@@ -16,7 +16,7 @@ def held(series, svg=None, columns=0):
         for i, (name, samples) in enumerate(series.items()):
             data = os.path.join(d, '%d.dat' % i)
             with open(data, 'w') as f:
-                f.writelines('%.2f %.1f\n' % sample for sample in samples)
+                f.writelines('%.2f %.1f\n' % tuple(sample) for sample in samples)
             plots.append("'%s' using 1:2 with lines lw 2 title '%s'"
                          % (data, name.replace("'", '')))
         common = ["set xlabel 'seconds since QEMU started'",
