@@ -46,6 +46,7 @@ printed and written to build/bench-density.md.  Every point is kept per
 commit (tools/measured.py).  A benchmark, not a test: nothing here judges.
 """
 
+import errno
 import glob
 import os
 import re
@@ -124,7 +125,7 @@ DOMAIN_XML = '''<domain type='qemu'>
 </domain>
 '''
 BACKING_FILE = """<memoryBacking><source type='file'/><access mode='shared'/></memoryBacking>"""
-SHMEM = '''<shmem name='{table}'><model type='ivshmem-plain'/><size unit='M'>1</size></shmem>'''
+SHMEM = '''<shmem name='{table}'><model type='ivshmem-plain'/><size unit='M'>{mib}</size></shmem>'''
 BALLOON_FPR = "<memballoon model='virtio' freePageReporting='on'/>"
 
 
@@ -154,6 +155,21 @@ class Cgroup:
                 write(os.path.join(self.path, 'memory.move_charge_at_immigrate'), '3')
             except OSError:
                 pass
+
+    def lower(self, limit_bytes):
+        """Lower the limit to LIMIT_BYTES in steps of 128 MiB: v1 refuses
+        (EBUSY) a limit that one write's reclaim does not reach."""
+        step = self.usage()
+        while step > limit_bytes:
+            step = max(limit_bytes, step - (128 << 20))
+            for attempt in range(20):
+                try:
+                    self.limit(step)
+                    break
+                except OSError as e:
+                    if e.errno != errno.EBUSY or attempt == 19:
+                        raise
+                    time.sleep(0.5)
 
     def limit(self, limit_bytes):
         """A hard limit of LIMIT_BYTES (None: none).  Lowering it below what
@@ -252,6 +268,15 @@ def rounds(dom):
     return [(int(n), float(ms), int(d), int(m)) for n, ms, d, m in ROUND.findall(dom.tap())]
 
 
+def table_mib(mem_mib):
+    """The ivshmem region a guest of MEM_MIB needs: a byte a frame, the
+    header and the summary, in a power of two of MiB."""
+    mib = 1
+    while mib << 20 < (mem_mib << 8) + (64 << 10):
+        mib *= 2
+    return mib
+
+
 def define(lv, name, setup, mem_mib=GUEST_MIB, disk=None):
     d = lv.path('guests', name)
     os.makedirs(d)
@@ -262,7 +287,7 @@ def define(lv, name, setup, mem_mib=GUEST_MIB, disk=None):
         backing='' if setup == 'KSM' else BACKING_FILE,
         kernel=vm.kernel_image(lv.variant), initrd=vm.initramfs(lv.variant),
         cmdline='' if hint else ' page_states=off',
-        devices=SHMEM.format(table=table) if hint else '',
+        devices=SHMEM.format(table=table, mib=table_mib(mem_mib)) if hint else '',
         balloon=BALLOON_FPR if setup in ('free page reporting', 'balloon loop')
         else "<memballoon model='none'/>")
     write(os.path.join(d, 'domain.xml'), xml)
@@ -467,8 +492,8 @@ def run_one(setup, take_mib):
         time.sleep(WARMUP_S)
         held, usage = ram_held(lv), cg.usage()
         if take_mib and setup == 'host swap':
-            # reclaim to below the new limit happens in this write
-            cg.limit(usage - (take_mib << 20))
+            # reclaim to below the new limit happens in these writes
+            cg.lower(usage - (take_mib << 20))
         elif take_mib and setup == 'balloon':
             # what the guest never touched the host never held: the balloon
             # takes that and TAKE_MIB of the rest
@@ -556,23 +581,28 @@ def plot(runs, svg):
 
 
 def plot_one(one, svg):
-    """The single guest's throughput against what the host took, by setup."""
+    """The single guest's round times against what the host took, by
+    setup (its rounds a minute hardly move: the pauses between rounds are
+    most of a round's period)."""
     with tempfile.TemporaryDirectory(prefix='pagehint-density-') as d:
-        plots = []
+        plots = {'median': [], 'p95': []}
         for i, (setup, rows) in enumerate(one.items()):
             data = os.path.join(d, '%d.dat' % i)
             with open(data, 'w') as f:
                 for r in rows:
-                    if r['ok']:
-                        f.write('%d %.2f\n' % (r['take_mib'], r['rounds_min']))
-            plots.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (data, setup))
+                    if r['ok'] and r['p95']:
+                        f.write('%d %.1f %.1f\n' % (r['take_mib'], r['median'], r['p95']))
+            for col, key in ((2, 'median'), (3, 'p95')):
+                plots[key].append("'%s' using 1:%d with linespoints lw 2 title '%s'"
+                                  % (data, col, setup))
         gnuplot([
-            "set terminal svg size 960,420 dynamic font 'sans,12'", "set output '%s'" % svg,
-            'set grid', 'set key outside right top', 'set yrange [0:*]',
-            "set xlabel 'MiB the host takes of what the guest holds'",
-            "set title 'one %d MiB guest, its cache holding %d MiB: rounds a minute'"
-            % (ONE_MIB, ONE_DATA_MIB),
-            "set ylabel 'rounds / minute'", 'plot ' + ', '.join(plots)])
+            "set terminal svg size 960,700 dynamic font 'sans,12'", "set output '%s'" % svg,
+            'set multiplot layout 2,1', 'set grid', 'set key outside right top',
+            'set yrange [0:*]', "set xlabel 'MiB the host takes of what the guest holds'",
+            "set ylabel 'ms'",
+            "set title 'one %d MiB guest, its cache holding %d MiB: median round'"
+            % (ONE_MIB, ONE_DATA_MIB), 'plot ' + ', '.join(plots['median']),
+            "set title 'p95 round'", 'plot ' + ', '.join(plots['p95']), 'unset multiplot'])
 
 
 COLUMNS = ('| N | rounds/min | per guest | p95 round (ms) | median round (ms) | swap in (MiB) | '
@@ -701,7 +731,7 @@ def section(svg_dir):
         'clean cache goes first). %d runs each, medians.'
         % (ONE_MIB, ONE_DATA_MIB, WARMUP_S, RUNS),
         '',
-        '![one guest: throughput against what the host takes](%s)'
+        '![one guest: round times against what the host takes](%s)'
         % os.path.basename(svg_one),
         '',
         COLUMNS.replace('| N |', '| setup, MiB taken |'), '|---' * 17 + '|']
