@@ -39,7 +39,7 @@ minute per guest fall below half of N=2's, or the p95 above twice N=2's
 (the z/VM criterion).  And a second curve, VMware's balloon study's shape:
 one 4 GiB guest whose cache holds a 3 GiB disk, the host taking 0 to 3 GiB
 (DENSITY_ONE_TAKE_MIB) of what it holds by host swap, by a balloon, and by
-pagehintd's budget.
+pagehintd's budget, DENSITY_ONE_RUNS times (1: each run takes minutes).
 
 A section of docs/bench.md (make bench); alone (make bench-density) it is
 printed and written to build/bench-density.md.  Every point is kept per
@@ -83,6 +83,8 @@ BUDGET_MARGIN = 0.10
 ONE_MIB, ONE_DATA_MIB = 4096, 3072
 ONE_TAKES = tuple(int(t) for t in os.environ.get('DENSITY_ONE_TAKE_MIB',
                                                  '0 1024 2048 3072').split())
+# its runs of every point: one by default, each a 4 GiB guest reading 3 GiB
+ONE_RUNS = int(os.environ.get('DENSITY_ONE_RUNS', '1'))
 ONE_SETUPS = {'host swap': 'no hinting', 'balloon': 'free page reporting',
               'pagehint, budget': 'pagehint, budget'}
 BOOT_S = 300            # for every guest to read its disk, at most
@@ -649,7 +651,7 @@ def sweep():
                         'density/%s/N=%d/run=%d' % (setup, n, i + 1),
                         lambda: measuring(lambda: run_point(setup, n, LIMIT_MIB << 20)),
                         worked=lambda r: r['ok']))
-            for take in ONE_TAKES:
+            for take in ONE_TAKES if i < ONE_RUNS else ():
                 for setup in ONE_SETUPS:
                     one[setup, take].append(measured.once(
                         'density-one/%s/take=%d/run=%d' % (setup, take, i + 1),
@@ -728,8 +730,10 @@ def section(svg_dir):
         'the balloon inflated to what the guest never touched plus that much (the guest '
         'picks what to give up, its own reclaim). "pagehint, budget": `pagehintd host '
         '--budget-mib` of what the guest holds less that much (the guest\'s volatile '
-        'clean cache goes first). %d runs each, medians.'
-        % (ONE_MIB, ONE_DATA_MIB, WARMUP_S, RUNS),
+        'clean cache goes first). %s.'
+        % (ONE_MIB, ONE_DATA_MIB, WARMUP_S, '%d runs each, medians' % ONE_RUNS
+           if ONE_RUNS > 1 else 'One run each (DENSITY_ONE_RUNS): the spread of this '
+           'workload between runs is in the table above'),
         '',
         '![one guest: round times against what the host takes](%s)'
         % os.path.basename(svg_one),
