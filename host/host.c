@@ -46,7 +46,8 @@ struct guest {
 	long long budget_target;	/* GIVEBACK_NO_TARGET: nothing */
 	uint64_t asked, shortfall;	/* frames */
 	uint64_t swapped;		/* bytes of the RAM file in host swap, */
-	uint64_t swapped_seen_ns;	/* as of then (0: never looked) */
+	uint64_t swapped_seen_ns;	/* as of then (0: never looked), */
+	uint64_t blocks_seen;		/* when its blocks were these */
 	uint64_t volatile_by_age[SHARE_AGES], age_ns[SHARE_AGES];
 };
 
@@ -61,6 +62,7 @@ struct host {
 	int budget_timer;
 	/* the budget: over it or not, as last worked out and as last logged */
 	bool over_budget, said_over_budget;
+	bool swap_unknown;		/* no cachestat(): swapped pages count as held */
 	uint64_t budget_said_ns;
 	uint64_t budget_held, budget_unmet;	/* bytes, frames: as last worked out */
 	bool metrics_failing;		/* the last write of the metrics failed */
@@ -681,17 +683,34 @@ static void say_budget(struct host *h, const struct share_total *total, uint64_t
 }
 
 /*
- * What @g holds of the host's RAM for the budget: its RAM file's blocks
+ * What @g holds of the host's RAM for the budget: its RAM file's @blocks
  * less those in host swap (a budget is RAM; tmpfs counts a swapped page in
  * st_blocks).  Finding the swapped ones walks the file's pages, so it is
- * done only over the budget, and at most every BUDGET_SWAP_LOOK_NS per
- * guest: in between, the last count is taken from the blocks.
+ * done only over the budget, at most every BUDGET_SWAP_LOOK_NS per guest
+ * while its blocks do not fall, and each tick while they do (its passes
+ * give back, and the frames they punch may have been in swap or in RAM).
+ * Where the kernel cannot tell, every block counts as held, which is said
+ * once.
  */
-static uint64_t held_in_ram(struct guest *g, uint64_t blocks, uint64_t now)
+static uint64_t held_in_ram(struct host *h, struct guest *g, uint64_t blocks, uint64_t now)
 {
-	if (!g->swapped_seen_ns || now - g->swapped_seen_ns >= BUDGET_SWAP_LOOK_NS) {
-		g->swapped = blocks - ram_in_memory(&g->svc.t);
+	uint64_t in_ram;
+	int err;
+
+	if (h->swap_unknown)
+		return blocks;
+	if (!g->swapped_seen_ns || now - g->swapped_seen_ns >= BUDGET_SWAP_LOOK_NS ||
+	    blocks < g->blocks_seen) {
+		err = ram_in_memory(&g->svc.t, blocks, &in_ram);
+		if (err) {
+			log_line(LOG_WARNING, "the kernel cannot tell what of a RAM file is in swap (cachestat: %s): the budget counts swapped pages as held",
+				 strerror(-err));
+			h->swap_unknown = true;
+			return blocks;
+		}
+		g->swapped = blocks - in_ram;
 		g->swapped_seen_ns = now;
+		g->blocks_seen = blocks;
 	}
 	return blocks > g->swapped ? blocks - g->swapped : 0;
 }
@@ -712,8 +731,9 @@ static uint64_t held_in_ram(struct guest *g, uint64_t blocks, uint64_t now)
 static void on_budget(int timer, void *opaque)
 {
 	struct host *h = opaque;
-	uint64_t now = now_ns(), held = 0, *blocks;
+	uint64_t now = now_ns(), held = 0;
 	struct share_total total;
+	uint64_t *blocks;
 	struct share_guest *sg;
 	bool due = false;
 	size_t i;
@@ -730,7 +750,7 @@ static void on_budget(int timer, void *opaque)
 	for (i = 0; i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
 
-		sg[i].held = held > h->o->budget_bytes ? held_in_ram(g, blocks[i], now) : blocks[i];
+		sg[i].held = held > h->o->budget_bytes ? held_in_ram(h, g, blocks[i], now) : blocks[i];
 		/* a detached guest would give nothing back: it is not asked */
 		sg[i].floor = table_attached(&g->svc.t) ? g->md.floor_mib * MiB : sg[i].held;
 		sg[i].weight = g->md.weight;
@@ -750,6 +770,7 @@ static void on_budget(int timer, void *opaque)
 	for (i = 0; i < h->nr_guests; i++) {
 		struct guest *g = h->guests[i];
 
+		/* the target in RAM, plus what is in swap: what its passes compare */
 		g->budget_target = sg[i].target;
 		if (sg[i].target != GIVEBACK_NO_TARGET)
 			g->budget_target += blocks[i] - sg[i].held;

@@ -1017,8 +1017,11 @@ uint64_t ram_resident(const struct table *t)
 	return fstat(t->ram_fd, &st) ? 0 : (uint64_t)st.st_blocks * 512;
 }
 
-/* cachestat(2), Linux 6.5; older C libraries have neither it nor its number. */
-#ifndef __NR_cachestat
+/*
+ * cachestat(2), Linux 6.5; older C libraries have neither it nor its
+ * number, which is 451 everywhere but on alpha and mips.
+ */
+#if !defined(__NR_cachestat) && !defined(__alpha__) && !defined(__mips__)
 #define __NR_cachestat	451
 #endif
 
@@ -1033,21 +1036,25 @@ struct ram_cachestat {
 /*
  * tmpfs counts a page the host swapped out in st_blocks, as allocated, so
  * that ram_resident() is RAM and swap together.  cachestat() counts only
- * the pages in the page cache, a swapped one as evicted.  hugetlbfs pages
- * are never swapped, and where the kernel has no cachestat() (before 6.5)
- * this is ram_resident(): swapped pages count as held.
+ * the pages in the page cache: a swapped one (or one in the swap cache on
+ * its way out or in) as evicted.  Pages in zram or zswap are in RAM,
+ * compressed, and count as swapped too.  (The RAM file is never on
+ * hugetlbfs, whose pages are never swapped: table_open() refuses it.)
  */
-uint64_t ram_in_memory(const struct table *t)
+int ram_in_memory(const struct table *t, uint64_t blocks, uint64_t *in_ram)
 {
+#ifdef __NR_cachestat
 	struct ram_cachestat_range range = { 0, 0 };
-	uint64_t blocks = ram_resident(t);
 	struct ram_cachestat cs;
-	struct statfs sfs;
+	uint64_t bytes;
 
-	if (fstatfs(t->ram_fd, &sfs) || sfs.f_type == HUGETLBFS_MAGIC ||
-	    syscall(__NR_cachestat, t->ram_fd, &range, &cs, 0))
-		return blocks;
-	/* never above st_blocks, though a page may come between the two looks */
-	return cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE) < blocks ?
-		cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE) : blocks;
+	if (syscall(__NR_cachestat, t->ram_fd, &range, &cs, 0))
+		return -errno;
+	bytes = cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE);
+	/* a page allocated since @blocks was read is not counted */
+	*in_ram = bytes < blocks ? bytes : blocks;
+	return 0;
+#else
+	return -ENOSYS;
+#endif
 }

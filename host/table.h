@@ -157,9 +157,12 @@ void table_set_host_wants(struct table *t, uint64_t frames);
 uint64_t ram_resident(const struct table *t);
 
 /*
- * Of that, the bytes in the host's RAM: ram_resident() less what the
- * host swapped out.  Walks the file's pages (about 4 ms a GiB).
+ * Of @blocks, what ram_resident() said a moment ago, the bytes in the
+ * host's RAM (never more than @blocks): the rest the host swapped out.
+ * Walks the file's pages, about 4 ms a GiB.  Returns 0, or -errno when
+ * the kernel cannot tell (-ENOSYS before Linux 6.5, -EPERM under a
+ * seccomp filter without cachestat).
  */
-uint64_t ram_in_memory(const struct table *t);
+int ram_in_memory(const struct table *t, uint64_t blocks, uint64_t *in_ram);
 
 #endif
