@@ -580,11 +580,11 @@ def s390_section(variant, boots):
     return lines + ['']
 
 
-def section(key, make):
+def section(key, make, **params):
     """A section's lines, kept per commit unless a boot in it failed."""
     return measured.once('section/' + key, make,
                          worked=lambda lines: not any(re.search(r'\bfailed\b', line)
-                                                      for line in lines))
+                                                      for line in lines), **params)
 
 
 def main():
@@ -621,7 +621,8 @@ def main():
             print('bench: boot %d of %d: %s' % (i + 1, boots, name), flush=True)
             runs[name].append(measured.once(
                 'setups/%s/boot=%d' % (name, i + 1),
-                lambda: measure(name, opts, variant, mem_mib), worked=lambda r: r['ok']))
+                lambda: measure(name, opts, variant, mem_mib), worked=lambda r: r['ok'],
+                variant=variant, mem=mem_mib))
 
     def col(name, key):
         return [r[key] for r in runs[name]]
@@ -757,11 +758,12 @@ def main():
                  overhead(IMMEDIATE, 'cycle_ns'), overhead(IMMEDIATE, 'fault1_ns'),
                  overhead(AGED, 'cycle_ns'), overhead(AGED, 'fault1_ns'))]
     plot.held({name: runs[name][0]['samples'] for name, _ in SETUPS}, svg=PLOT)
-    lines += [''] + section('paired', lambda: paired_section(variant)) + [''] + \
-        section('idle', idle_section) + [''] + \
-        section('idle-guest', lambda: idle_guest_section(variant)) + [''] + \
-        section('libvirt', lambda: libvirt_section(variant)) + [''] + \
-        section('s390', lambda: s390_section(variant, boots)) + [''] + density_lines
+    lines += [''] + section('paired', lambda: paired_section(variant), variant=variant) + \
+        [''] + section('idle', idle_section) + [''] + \
+        section('idle-guest', lambda: idle_guest_section(variant), variant=variant) + [''] + \
+        section('libvirt', lambda: libvirt_section(variant), variant=variant) + [''] + \
+        section('s390', lambda: s390_section(variant, boots), variant=variant, boots=boots) + \
+        [''] + density_lines
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(vm.TOP, 'docs', 'bench.md'), 'w') as f:

@@ -145,10 +145,13 @@ class Cgroup:
     """One memory cgroup for every QEMU, with a hard limit: v1's
     memory.limit_in_bytes, or v2's memory.max."""
 
+    made = 0
+
     def __init__(self, limit_bytes):
         self.v2 = os.path.exists('/sys/fs/cgroup/cgroup.controllers')
         root = '/sys/fs/cgroup' if self.v2 else '/sys/fs/cgroup/memory'
-        self.path = os.path.join(root, 'pagehint-density-%d' % os.getpid())
+        Cgroup.made += 1
+        self.path = os.path.join(root, 'pagehint-density-%d-%d' % (os.getpid(), Cgroup.made))
         os.mkdir(self.path)
         self.limit(limit_bytes)
         if not self.v2:
@@ -212,6 +215,8 @@ class Cgroup:
                     except OSError:
                         pass
                 time.sleep(0.2)
+        print('density: cannot remove the cgroup %s: %s still in it' % (
+            self.path, read(os.path.join(self.path, 'cgroup.procs')).split()), flush=True)
 
 
 class SwapFile:
@@ -230,8 +235,10 @@ class SwapFile:
         self.on = True
 
     def remove(self):
-        if self.on:
-            subprocess.run(['swapoff', self.path])
+        if self.on and subprocess.run(['swapoff', self.path]).returncode:
+            # unlinked, it would stay in use and out of sight
+            print('density: swapoff %s failed: left in place' % self.path, flush=True)
+            return
         self.on = False
         if os.path.exists(self.path):
             os.unlink(self.path)
@@ -271,10 +278,12 @@ def rounds(dom):
 
 
 def table_mib(mem_mib):
-    """The ivshmem region a guest of MEM_MIB needs: a byte a frame, the
-    header and the summary, in a power of two of MiB."""
+    """The ivshmem region a guest of MEM_MIB needs: the table pagehintd
+    says it needs, in a power of two of MiB."""
+    need = int(subprocess.run([vm.PAGEHINTD, 'table-size', '--mem-mib', str(mem_mib)],
+                              check=True, capture_output=True, text=True).stdout.split()[0])
     mib = 1
-    while mib << 20 < (mem_mib << 8) + (64 << 10):
+    while mib << 20 < need:
         mib *= 2
     return mib
 
@@ -422,11 +431,18 @@ def window(lv, doms, cg, ksm=None, loop=None):
             discarded += new[-1][2] - last[2]
             majflt += new[-1][3] - last[3]
     daemon_cpu = cpu_s(daemon_pid) if daemon_pid else None
+    gone = [d.name for d in doms if d.state() != 'running']
+    if gone or (lv.daemon and lv.daemon.poll() is not None):
+        # a guest the limit's OOM killer took, or a daemon that died: no point
+        raise OSError('during the window: %s' % (
+            'domains %s stopped' % ', '.join(gone) if gone else
+            'pagehintd ended with status %s' % lv.daemon.returncode))
     return dict(
         ok=True, n=len(doms),
         rounds_min=done * 60 / t,
         per_guest=done * 60 / t / len(doms),
-        p95=statistics.quantiles(times, n=20)[-1] if len(times) >= 2 else None,
+        p95=statistics.quantiles(times, n=20, method='inclusive')[-1]
+        if len(times) >= 2 else None,
         median=statistics.median(times) if times else None,
         swapin_mib=(vmstat('pswpin') - start['pswpin']) * 4096 / (1 << 20),
         swapout_mib=(vmstat('pswpout') - start['pswpout']) * 4096 / (1 << 20),
@@ -468,14 +484,19 @@ def run_point(setup, n, cg_limit):
         print('density: %s, %d guests: %s' % (setup, n, e), flush=True)
         return dict(ok=False, n=n, why=str(e))
     finally:
-        if loop:
-            loop.stop.set()
-            loop.join()
-        lv.stop()
-        if cg:
-            cg.remove()
-        if ksm:
-            ksm.restore()
+        try:
+            if loop:
+                loop.stop.set()
+                loop.join()
+            try:
+                lv.stop()
+            finally:
+                if cg:
+                    cg.remove()
+        finally:
+            # KSM scanning on would weigh on every later point
+            if ksm:
+                ksm.restore()
 
 
 def run_one(setup, take_mib):
@@ -509,24 +530,25 @@ def run_one(setup, take_mib):
         print('density: one guest, %s takes %d MiB: %s' % (setup, take_mib, e), flush=True)
         return dict(ok=False, n=1, take_mib=take_mib, why=str(e))
     finally:
-        lv.stop()
-        if cg:
-            cg.remove()
+        try:
+            lv.stop()
+        finally:
+            if cg:
+                cg.remove()
 
 
-def median_row(points):
-    """One N's runs as one row: the median of each measure over the runs
-    that worked, and the range of the rounds a minute."""
+def median_row(points, n):
+    """One point's runs as one row: the median of each measure over the
+    runs that worked and have it, and the range of the rounds a minute."""
     ok = [p for p in points if p['ok']]
     if not ok:
-        return dict(ok=False, n=points[0]['n'], why='; '.join(p['why'] for p in points))
-    row = dict(ok=True, n=ok[0]['n'], runs=len(ok), failed=len(points) - len(ok),
+        return dict(ok=False, n=n, why='; '.join(p['why'] for p in points) or 'not run')
+    row = dict(ok=True, n=n, runs=len(ok), failed=len(points) - len(ok),
                rounds_range=(min(p['rounds_min'] for p in ok),
                              max(p['rounds_min'] for p in ok)))
-    for key, value in ok[0].items():
-        if key in ('ok', 'n') or not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue
-        values = [p[key] for p in ok if p[key] is not None]
+    for key in {k for p in ok for k in p} - {'ok', 'n', 'why'}:
+        values = [p[key] for p in ok if isinstance(p.get(key), (int, float)) and
+                  not isinstance(p.get(key), bool)]
         row[key] = statistics.median(values) if values else None
     for key in ('budget_mib', 'ksm_mib', 'balloon_steps', 'held_mib', 'daemon_cpu', 'p95',
                 'median'):
@@ -536,13 +558,15 @@ def median_row(points):
 
 def knee(rows):
     """The first N whose rounds a minute per guest are below half of the
-    smallest N's, or whose p95 is above twice its: None if none."""
-    ok = [r for r in rows if r['ok'] and r['p95']]
-    if not ok:
+    smallest N's, or whose p95 is above twice its (or that finished fewer
+    than two rounds in a window): None if none."""
+    ok = [r for r in rows if r['ok']]
+    if not ok or not ok[0]['p95']:
         return None
     base = ok[0]
     for r in ok[1:]:
-        if r['per_guest'] < base['per_guest'] / 2 or r['p95'] > 2 * base['p95']:
+        if r['p95'] is None or r['per_guest'] < base['per_guest'] / 2 or \
+                r['p95'] > 2 * base['p95']:
             return r['n']
     return None
 
@@ -643,31 +667,37 @@ def sweep():
             swap.append(SwapFile(max(max(NS) * GUEST_MIB, ONE_MIB) + 1024))
         return fn()
 
+    # what a point depends on beyond the commit, its setup and its N
+    params = dict(variant=VARIANT, limit_mib=LIMIT_MIB, warmup_s=WARMUP_S, measure_s=MEASURE_S)
     try:
-        for i in range(RUNS):
-            for n in NS:
+        for i in range(max(RUNS, ONE_RUNS)):
+            for n in NS if i < RUNS else ():
                 for setup in SETUPS:
                     points[setup, n].append(measured.once(
                         'density/%s/N=%d/run=%d' % (setup, n, i + 1),
                         lambda: measuring(lambda: run_point(setup, n, LIMIT_MIB << 20)),
-                        worked=lambda r: r['ok']))
+                        worked=lambda r: r['ok'], **params))
             for take in ONE_TAKES if i < ONE_RUNS else ():
                 for setup in ONE_SETUPS:
                     one[setup, take].append(measured.once(
                         'density-one/%s/take=%d/run=%d' % (setup, take, i + 1),
                         lambda: measuring(lambda: run_one(setup, take)),
-                        worked=lambda r: r['ok']))
+                        worked=lambda r: r['ok'], **params))
     finally:
         for s in swap:
             s.remove()
-    return ({s: [median_row(points[s, n]) for n in NS] for s in SETUPS},
-            {s: [dict(median_row(one[s, t]), take_mib=t) for t in ONE_TAKES]
-             for s in ONE_SETUPS})
+    return ({s: [median_row(points[s, n], n) for n in NS] for s in SETUPS},
+            {s: [dict(median_row(one[s, t], 1), take_mib=t) for t in ONE_TAKES]
+             for s in ONE_SETUPS} if ONE_RUNS else {})
 
 
 def section(svg_dir):
     """The density section of docs/bench.md: markdown lines, its plots in
     SVG_DIR."""
+    unknown = [s for s in SETUPS if s not in ALL_SETUPS]
+    if unknown:
+        raise SystemExit('density: no setup %s (there are: %s)'
+                         % (', '.join(unknown), '; '.join(ALL_SETUPS)))
     make_disks(max(NS))
     if ONE_TAKES:
         make_disk('one', ONE_DATA_MIB)
@@ -716,7 +746,7 @@ def section(svg_dir):
         lines += ['### %s' % setup, '', COLUMNS, '|---' * 17 + '|']
         lines += [row(r, '%d' % r['n']) for r in rows]
         lines.append('')
-    if not ONE_TAKES:
+    if not ONE_TAKES or not ONE_RUNS:
         return lines
     plot_one(one, svg_one)
     lines += [
@@ -747,11 +777,6 @@ def section(svg_dir):
 def main():
     """make bench-density: the density section alone, printed and written
     to build/bench-density.md (docs/bench.md is all of make bench)."""
-    unknown = [s for s in SETUPS if s not in ALL_SETUPS]
-    if unknown:
-        print('density: no setup %s (there are: %s)' % (', '.join(unknown), '; '.join(ALL_SETUPS)),
-              file=sys.stderr)
-        return 2
     if os.geteuid():
         print('density: needs root (a memory cgroup, a swap file, libvirtd)', file=sys.stderr)
         return 2

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #define CHUNK	65536
-#define MAX_FILES	256
+#define MAX_FILES	1024
 
 struct file {
 	int fd;
