@@ -74,9 +74,11 @@ RUNS = int(os.environ.get('DENSITY_RUNS', '3'))
 ALL_SETUPS = ('no hinting', 'free page reporting', 'balloon loop', 'KSM', 'pagehint, budget')
 # DENSITY_SETUPS: some of them, separated by ";"
 SETUPS = [n.strip() for n in os.environ.get('DENSITY_SETUPS', ';'.join(ALL_SETUPS)).split(';')]
-# what the pagehint budget leaves of the limit to the rest of QEMU (its
-# own memory, TCG's code buffer): measured at start, plus this margin
-BUDGET_MARGIN = 0.10
+# The pagehint budget: the limit less what QEMU holds beside the RAM files
+# (its own memory, TCG's code buffer), measured at start, and of the rest
+# this share kept free, as the balloon loop keeps LOOP_FREE of the limit:
+# the guests' bursts come faster than any give-back
+BUDGET_MARGIN = 0.20
 # the second curve, VMware's balloon study's shape: one guest of ONE_MIB
 # whose cache holds a disk of ONE_DATA_MIB, and the host taking memory from
 # it by each of these setups (the guest's own setup in brackets)
@@ -192,6 +194,11 @@ class Cgroup:
     def usage(self):
         name = 'memory.current' if self.v2 else 'memory.usage_in_bytes'
         return int(read(os.path.join(self.path, name)))
+
+    def shmem(self):
+        """Bytes of tmpfs pages in RAM charged to the cgroup: the RAM files'."""
+        m = re.search(r'^shmem (\d+)$', read(os.path.join(self.path, 'memory.stat')), re.M)
+        return int(m.group(1)) if m else 0
 
     def swapped(self):
         """Bytes of the cgroup's memory in host swap."""
@@ -471,8 +478,10 @@ def run_point(setup, n, cg_limit):
         boot(lv, doms, cg)
         budget_mib = None
         if setup == 'pagehint, budget':
-            # what QEMU holds beside the RAM files stays; the budget is the rest
-            overhead = cg.usage() - ram_held(lv)
+            # what QEMU holds beside the RAM files stays; the budget is the
+            # rest.  In RAM: the RAM files' pages in RAM are the cgroup's
+            # shmem (the files' blocks would count swapped pages too)
+            overhead = cg.usage() - cg.shmem()
             budget_mib = int((cg_limit - max(overhead, 0)) * (1 - BUDGET_MARGIN)) >> 20
             lv.start_daemon('--budget-mib', str(budget_mib))
         if setup == 'balloon loop':
@@ -719,7 +728,9 @@ def section(svg_dir):
         'each balloon %d%% of its guest further while less than %d%% of the limit is free, '
         'back while more than %d%% is); "KSM" the host\'s KSM on anonymous guest RAM; '
         '"pagehint, budget" one `pagehintd host --budget-mib` for all guests, the budget '
-        'the limit less what QEMU held beside the RAM files at start, less %d%%. %d runs '
+        'the limit less what QEMU held beside the RAM files at start (the cgroup\'s memory '
+        'less its tmpfs pages), less %d%% (the bursts come faster than any give-back; the '
+        'balloon loop keeps as much free). %d runs '
         'of every point, interleaved; each cell is their median, the rounds a minute with '
         'their range in brackets. "RAM files hold" counts their pages in host swap too; '
         '"cgroup" is what the guests\' QEMUs hold of host RAM, "in swap" what they have in '
