@@ -50,7 +50,6 @@ import errno
 import glob
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
