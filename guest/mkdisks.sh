@@ -9,6 +9,8 @@
 #   data.erofs  the same files in EROFS, read-only: unlike ext4 in 6.12,
 #               EROFS puts its files in large folios
 #   swap.img    a swap partition
+#   data/       the files themselves, which the host shares with some
+#               guests over 9p (read-only)
 # data.img also has progs/: data that real programs check themselves in the
 # guest (guest/selfcheck): a packed git repository with history, an SQLite
 # database with an index, and xz files with SHA-256 checks.
@@ -88,7 +90,7 @@ rm -f "$out/data.img"
 mkfs.ext4 -q -F -d "$out/data" -L pagehint-data "$out/data.img" $(((data_mib + progs_mib + src_mib) * 5 / 4 + 16))M >/dev/null
 rm -f "$out/data.erofs"
 mkfs.erofs --quiet --all-root --exclude-path=src --exclude-path=progs "$out/data.erofs" "$out/data" >/dev/null
-rm -rf "$out/data"
+# data/ stays: the guests of the volatile plan see it as a 9p share
 
 rm -f "$out/swap.img"
 truncate -s "${swap_mib}M" "$out/swap.img"

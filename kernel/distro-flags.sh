@@ -14,9 +14,8 @@
 # of page->flags, and fails if either of those happened, or if an object
 # does not build.
 #
-# HIBERNATION is turned off (CONFIG_PAGE_STATES depends on its absence,
-# see mm/Kconfig); it takes no bit of page->flags.  Module signing is
-# turned off too: it needs Debian's certificates, and takes no bit either.
+# Module signing is turned off: it needs Debian's certificates, and takes
+# no bit of page->flags.
 #
 # Output: build/obj-distro (about 3 minutes the first time, ccache after).
 set -eu
@@ -42,13 +41,13 @@ xz -dc "$config" > "$obj/.config.debian"
 if ! cmp -s "$obj/.config.debian" "$obj/.config.input" 2>/dev/null || [ ! -f "$obj/.config" ]; then
 	cp "$obj/.config.debian" "$obj/.config"
 	"$tree/scripts/config" --file "$obj/.config" \
-		--disable HIBERNATION --disable MODULE_SIG \
+		--disable MODULE_SIG \
 		--set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS "" \
 		--enable PAGE_STATES --enable PAGE_STATES_VOLATILE
 	kmake olddefconfig >/dev/null
 	cp "$obj/.config.debian" "$obj/.config.input"
 fi
-for opt in PAGE_STATES PAGE_STATES_VOLATILE NUMA_BALANCING LRU_GEN; do
+for opt in PAGE_STATES PAGE_STATES_VOLATILE NUMA_BALANCING LRU_GEN HIBERNATION; do
 	grep -qx "CONFIG_$opt=y" "$obj/.config" ||
 		{ echo "distro-flags: CONFIG_$opt is not on in Debian's config here" >&2; exit 1; }
 done
@@ -56,7 +55,7 @@ done
 # The series' mm objects: every .c under mm/ that it changes or adds.
 objects=$(git -C "$tree" diff --name-only pristine HEAD -- mm | sed -n 's/\.c$/.o/p' |
 	  grep -v _kunit)
-echo "distro-flags: building $(echo $objects | wc -w) mm objects with Debian's amd64 config"
+echo "distro-flags: building $(echo "$objects" | wc -w) mm objects with Debian's amd64 config"
 # shellcheck disable=SC2086
 kmake $objects
 

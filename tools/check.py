@@ -18,7 +18,6 @@ Exits non-zero when anything failed.
 import argparse
 import bisect
 import ctypes
-import glob
 import json
 import mmap
 import os
@@ -51,7 +50,7 @@ KUNIT_CASES = {
         'volatile_clean_cache_qualifies', 'volatile_not_dirty', 'volatile_not_under_writeback',
         'volatile_only_uptodate', 'volatile_no_private_data', 'volatile_no_other_user',
         'volatile_mapped_needs_discard_fault', 'volatile_needs_a_file_to_reread',
-        'volatile_not_unevictable', 'volatile_not_swap_backed',
+        'volatile_only_where_reads_repeat', 'volatile_not_unevictable', 'volatile_not_swap_backed',
         'volatile_clean_swap_cache_qualifies', 'volatile_swap_cache_not_dirty',
         'volatile_swap_cache_not_under_writeback', 'volatile_swap_cache_no_other_user',
         'volatile_swap_cache_not_ksm', 'volatile_swap_cache_not_large',
@@ -422,7 +421,7 @@ def wait_for(pred, timeout, step=0.02):
 
 def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=True,
                 daemon_args=(), cmdline='', name=None, expected_console=(), starts=1,
-                resets=0, attached=True):
+                resets=0, attached=True, share_data=False):
     """Boot PLAN with pagehintd; SCENARIO(guest) acts on the running guest
     and returns its own results.  The run's results come after them.
     NAME (default: PLAN) names the boot in the results and build/logs/.
@@ -431,7 +430,8 @@ def hinted_boot(plan, scenario, mem_mib=1024, timeout=300, prepare=None, daemon=
     ATTACHED: see guestlog.evaluate."""
     name = name or plan
     guest = vm.Guest(name, plan=plan, mem_mib=mem_mib, timeout=timeout, cmdline=cmdline,
-                     daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare)
+                     daemon_args=list(daemon_args) if daemon else None, before_qemu=prepare,
+                     share_data=share_data)
     results, result = run_with_scenario(guest, scenario)
     return results + guestlog.evaluate(result, 'boot ' + name, expected_console=expected_console,
                                        starts=starts, resets=resets, attached=attached)
@@ -935,6 +935,29 @@ def daemon_saw_detach_and_attach(guest):
     return 0 <= first < detached < again, lines
 
 
+# What the guest's driver says when it detaches for hibernation
+# (drivers/virt/pagehint/ivshmem.c)
+GUEST_OFF_FOR_HIBERNATION = 'page hinting off for hibernation'
+
+
+def hibernate_scenario(guest):
+    """The order in which the guest's kernels attached and detached: the
+    first boot attaches, detaches for the image and attaches again to
+    write it; after the reset, the kernel that restores the image attaches,
+    detaches before it copies the image in, and the resumed kernel
+    attaches afresh."""
+    name = 'hibernate: detached for the image and its restore, attached after each'
+    if not wait_for(lambda: 'plan: done' in guest.read('tap.log')
+                    or guest.proc.poll() is not None, guest.timeout):
+        return [(name, False, 'the plan never ended')]
+    said = {guestlog.ATTACHED: 'on', GUEST_OFF_FOR_HIBERNATION: 'off'}
+    seen = [word for line in guest.read('console.log').splitlines()
+            for text, word in said.items() if text in line]
+    want = ['on', 'off', 'on', 'on', 'off', 'on']
+    return [(name, seen == want, 'attached (on) and detached (off): %s, wanted %s'
+             % (' '.join(seen) or 'neither', ' '.join(want)))]
+
+
 def kexec_scenario(guest):
     """The old kernel detaches before it jumps (its console says so), the
     daemon sees it detach and the new kernel attach, in that order; the
@@ -1181,6 +1204,9 @@ def stage_hinting():
     # leave alone: immediate.
     results += hinted_boot('stress', stress_scenario, daemon_args=['--policy', 'immediate'])
     results += hinted_boot('reboot', None, starts=2, resets=1)
+    results += hinted_boot('hibernate', hibernate_scenario, daemon_args=['--chaos'],
+                           cmdline='resume=/dev/vdb page_states.volatile_scan_ms=100',
+                           resets=1, timeout=900, attached=False)
     results += hinted_boot('kexec', kexec_scenario, daemon_args=['--chaos'], starts=2,
                            timeout=480)
     results += kexec_late_daemon()
@@ -1200,7 +1226,8 @@ def stage_hinting():
     # steps took 1053 s on two cores shared with three other guests; the
     # selfcheck steps (git, sqlite3, xz) add about a sixth.
     results += hinted_boot('volatile', volatile_scenario, daemon_args=['--chaos'],
-                           cmdline='page_states.volatile_scan_ms=100', timeout=1800)
+                           cmdline='page_states.volatile_scan_ms=100', timeout=1800,
+                           share_data=True)
     return results
 
 

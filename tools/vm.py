@@ -129,8 +129,11 @@ class Guest:
                  cpus=2, timeout=600, accel='auto', cmdline='',
                  balloon=False, daemon_args=None, before_qemu=None, log_dir=None,
                  disks_dir=None, kunit=False, daemon_later=False, status=True,
-                 stock_qemu=False, s390_table=True, test_hooks=False):
+                 stock_qemu=False, s390_table=True, test_hooks=False, share_data=False):
         self.name = name
+        # the host's copy of the data disk's files as a read-only 9p share
+        # (mount tag "data"): a file system whose cache stays stable
+        self.share_data = share_data
         self.s390 = variant == 's390'
         self.stock_qemu = stock_qemu
         # s390: whether the machine keeps the guest's states in the table
@@ -277,6 +280,9 @@ class Guest:
             cmd += ['-accel', 'tcg,thread=multi', '-cpu', 'max']
         if self.balloon:
             cmd += ['-device', 'virtio-balloon-pci,free-page-reporting=on']
+        if self.share_data:
+            cmd += ['-virtfs', 'local,path=%s,mount_tag=data,security_model=none,readonly=on'
+                    % os.path.join(self.disks_dir, 'data')]
         return cmd + self.reset_args()
 
     def start(self):
@@ -294,6 +300,8 @@ class Guest:
         os.makedirs(self.run_dir)
         if not os.path.exists(os.path.join(self.disks_dir, 'data.erofs')):
             raise FileNotFoundError('%s/data.erofs is missing: run "make disks"' % self.disks_dir)
+        if self.share_data and not os.path.isdir(os.path.join(self.disks_dir, 'data')):
+            raise FileNotFoundError('%s/data is missing: run "make disks"' % self.disks_dir)
         for disk in ('data.img', 'swap.img'):
             subprocess.run(['cp', '--sparse=always', os.path.join(self.disks_dir, disk),
                             self.path(disk)], check=True)
