@@ -100,8 +100,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -z "$need_update" ] || $SUDO apt-get update -qq
 
-# libvirtd's QEMU driver wants its user even when qemu.conf says root
-# (libvirt-daemon-system makes it, and would start a system libvirtd)
+# libvirtd's QEMU driver wants its user and its group even when qemu.conf
+# says root, and without a qemu.conf (test_host) it runs QEMU as them
+# (libvirt-daemon-system makes both, and would start a system libvirtd)
+if [ "$target" != host-build ] && ! getent group libvirt-qemu >/dev/null; then
+	echo "deps: adding the libvirt-qemu system group that libvirtd's QEMU driver needs"
+	$SUDO groupadd --system libvirt-qemu
+fi
 if [ "$target" != host-build ] && ! getent passwd libvirt-qemu >/dev/null; then
 	echo "deps: adding the libvirt-qemu system user that libvirtd's QEMU driver needs"
 	getent group kvm >/dev/null || $SUDO groupadd --system kvm
